@@ -1,0 +1,47 @@
+# One entry point for humans and CI. Only python3 is needed on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
+
+.PHONY: install demo test lint format bench bench-10x fuzz clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/iou-eval sample_data/coco/preds.json sample_data/coco/gt.json --per-class -o table
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check iou_cli tests bench
+	$(BIN)/ruff format --check iou_cli tests bench
+	$(BIN)/mypy iou_cli
+
+format: $(STAMP)
+	$(BIN)/ruff format iou_cli tests bench
+	$(BIN)/ruff check --fix iou_cli tests bench
+
+# Benchmark-only anchors (never runtime dependencies).
+$(VENV)/.bench-stamp: $(STAMP)
+	$(PIP) install faster-coco-eval hotcoco
+	touch $@
+
+bench: $(VENV)/.bench-stamp
+	$(BIN)/python bench/run.py --scale 1
+
+bench-10x: $(VENV)/.bench-stamp
+	$(BIN)/python bench/run.py --scale 10
+
+fuzz: $(STAMP)
+	IOU_EVAL_FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest tests -m fuzz -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench/_data bench/_out

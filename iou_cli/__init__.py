@@ -1,0 +1,47 @@
+"""iou-eval: score detection and segmentation predictions against ground truth by IoU.
+
+Public API (imported lazily so that ``import iou_cli`` stays cheap)::
+
+    from iou_cli import iou, paired_iou, convert, evaluate, load
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "iou": ("engine", "iou"),
+    "paired_iou": ("engine", "paired_iou"),
+    "convert": ("boxes", "convert"),
+    "xywh_to_xyxy": ("boxes", "xywh_to_xyxy"),
+    "xyxy_to_xywh": ("boxes", "xyxy_to_xywh"),
+    "cxcywh_to_xyxy": ("boxes", "cxcywh_to_xyxy"),
+    "xyxy_to_cxcywh": ("boxes", "xyxy_to_cxcywh"),
+    "xywh_to_cxcywh": ("boxes", "xywh_to_cxcywh"),
+    "cxcywh_to_xywh": ("boxes", "cxcywh_to_xywh"),
+    "mask_iou": ("masks", "mask_iou"),
+    "label_iou": ("labels", "label_iou"),
+    "evaluate": ("api", "evaluate"),
+    "load": ("api", "load"),
+    "IouEvalError": ("errors", "IouEvalError"),
+    "InputError": ("errors", "InputError"),
+}
+
+__all__ = sorted(_LAZY) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'iou_cli' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,314 @@
+"""The columnar data model shared by loaders, protocols and reporters.
+
+Columns, not objects: one NumPy array per field, one row per box. A loader reads one file or
+folder into a :class:`Side` (its own image and category tables); :func:`align` joins a
+predictions side with a ground-truth side into a :class:`Dataset` whose images and
+categories are the ground truth's, matched by id (COCO with COCO results) or by file stem and
+category name (any mix of formats).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import InputError
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass
+class Images:
+    """Image table: ``keys`` identify images inside one side (COCO id or file stem)."""
+
+    keys: list[Hashable]
+    stems: list[str | None]
+    width: FloatArray  # NaN where unknown
+    height: FloatArray
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @classmethod
+    def empty(cls) -> Images:
+        return cls([], [], np.zeros(0), np.zeros(0))
+
+
+@dataclass
+class Categories:
+    """Category table: ``ids`` (COCO ids, YOLO class indices) and/or ``names``."""
+
+    ids: list[Hashable | None]
+    names: list[str | None]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def label(self, k: int) -> str:
+        name = self.names[k]
+        return name if name is not None else str(self.ids[k])
+
+
+@dataclass
+class Boxes:
+    """Aligned columns, one row per box.
+
+    ``xyxy`` are corners in the source's units; ``box_area`` is the area the IoU kernel uses
+    (``w * h`` as the source gives them, for bit-exact agreement with pycocotools); ``area``
+    is the annotation's area used for COCO area ranges (NaN when unknown).
+    ``normalized`` marks YOLO coordinates in [0, 1] units.
+    """
+
+    xyxy: FloatArray
+    box_area: FloatArray
+    area: FloatArray
+    image: IntArray
+    category: IntArray
+    score: FloatArray
+    iscrowd: BoolArray
+    ignore: BoolArray
+    difficult: BoolArray
+    ids: IntArray
+    origin: IntArray
+    masks: list[Any] | None = None
+    normalized: bool = False
+
+    def __len__(self) -> int:
+        return int(self.image.shape[0])
+
+    @classmethod
+    def build(
+        cls,
+        xyxy: npt.ArrayLike,
+        *,
+        image: npt.ArrayLike,
+        category: npt.ArrayLike,
+        box_area: npt.ArrayLike | None = None,
+        area: npt.ArrayLike | None = None,
+        score: npt.ArrayLike | None = None,
+        iscrowd: npt.ArrayLike | None = None,
+        ignore: npt.ArrayLike | None = None,
+        difficult: npt.ArrayLike | None = None,
+        ids: npt.ArrayLike | None = None,
+        origin: npt.ArrayLike | None = None,
+        masks: list[Any] | None = None,
+        normalized: bool = False,
+    ) -> Boxes:
+        xy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
+        n = xy.shape[0]
+
+        def col(v: npt.ArrayLike | None, dtype: Any, default: Any) -> Any:
+            if v is None:
+                return np.full(n, default, dtype=dtype)
+            return np.asarray(v, dtype=dtype).reshape(n)
+
+        if box_area is None:
+            box_area = (xy[:, 2] - xy[:, 0]) * (xy[:, 3] - xy[:, 1])
+        ba = col(box_area, np.float64, np.nan)
+        return cls(
+            xyxy=xy,
+            box_area=ba,
+            area=col(area, np.float64, np.nan) if area is not None else ba.copy(),
+            image=col(image, np.int64, 0),
+            category=col(category, np.int64, 0),
+            score=col(score, np.float64, np.nan),
+            iscrowd=col(iscrowd, bool, False),
+            ignore=col(ignore, bool, False),
+            difficult=col(difficult, bool, False),
+            ids=col(ids, np.int64, 0) if ids is not None else np.arange(1, n + 1, dtype=np.int64),
+            origin=col(origin, np.int64, 0) if origin is not None else np.arange(n, dtype=np.int64),
+            masks=masks,
+            normalized=normalized,
+        )
+
+    @classmethod
+    def empty(cls) -> Boxes:
+        return cls.build(np.zeros((0, 4)), image=[], category=[])
+
+    def take(self, index: npt.ArrayLike) -> Boxes:
+        """Rows ``index`` (an integer or boolean index array)."""
+        idx = np.asarray(index)
+        masks = None
+        if self.masks is not None:
+            pos = np.flatnonzero(idx) if idx.dtype == bool else idx
+            masks = [self.masks[int(i)] for i in pos]
+        return Boxes(
+            xyxy=self.xyxy[idx],
+            box_area=self.box_area[idx],
+            area=self.area[idx],
+            image=self.image[idx],
+            category=self.category[idx],
+            score=self.score[idx],
+            iscrowd=self.iscrowd[idx],
+            ignore=self.ignore[idx],
+            difficult=self.difficult[idx],
+            ids=self.ids[idx],
+            origin=self.origin[idx],
+            masks=masks,
+            normalized=self.normalized,
+        )
+
+
+@dataclass
+class Side:
+    """What one loader read: a predictions or ground-truth side in its own id space."""
+
+    path: str
+    format: str  # "coco", "coco-results", "voc", "yolo"
+    images: Images
+    categories: Categories
+    boxes: Boxes
+    has_scores: bool = True
+    notes: dict[str, Any] = field(default_factory=dict)
+    # row of ``boxes`` -> "<where>" for messages (e.g. "2007_000027.xml:14"); default: origin
+    locator: Callable[[int], str] | None = None
+
+
+@dataclass
+class Dataset:
+    """Ground truth and predictions in one id space (the ground truth's tables)."""
+
+    images: Images
+    categories: Categories
+    gt: Boxes
+    pred: Boxes
+    gt_path: str = ""
+    pred_path: str = ""
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def pixel_units(self) -> bool:
+        return not (self.gt.normalized or self.pred.normalized)
+
+
+def _image_sort_key(key: Hashable) -> tuple[int, Any]:
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        return (0, int(key))
+    return (1, str(key))
+
+
+def order_images(side: Side) -> Side:
+    """Sort a side's image table the way pycocotools does (``sorted(imgIds)``)."""
+    order = sorted(range(len(side.images)), key=lambda i: _image_sort_key(side.images.keys[i]))
+    if order == list(range(len(order))):
+        return side
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+    im = side.images
+    images = Images(
+        [im.keys[i] for i in order],
+        [im.stems[i] for i in order],
+        im.width[order],
+        im.height[order],
+    )
+    boxes = replace(side.boxes, image=inverse[side.boxes.image])
+    return replace(side, images=images, boxes=boxes)
+
+
+def _first(names: Sequence[object], n: int = 5) -> str:
+    shown = ", ".join(str(x) for x in list(names)[:n])
+    more = len(names) - n
+    return shown + (f" (and {more} more)" if more > 0 else "")
+
+
+def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
+    """Join predictions to the ground truth's image and category tables.
+
+    Images match by file stem when both sides know stems, else by id; categories by name
+    when both sides know names, else by id. A prediction whose image or category the ground
+    truth does not know is an error, or dropped (counted in ``Dataset.skipped``) when
+    ``unknown == "skip"``.
+    """
+    gt = order_images(gt)
+    by_stem = all(s is not None for s in gt.images.stems) and all(
+        s is not None for s in pred.images.stems
+    )
+    if by_stem:
+        gt_img = {s: i for i, s in enumerate(gt.images.stems)}
+        pred_img_keys: list[Hashable] = list(pred.images.stems)  # type: ignore[arg-type]
+    else:
+        gt_img = {_norm_id(k): i for i, k in enumerate(gt.images.keys)}
+        pred_img_keys = [_norm_id(k) for k in pred.images.keys]
+    img_map = np.array([gt_img.get(k, -1) for k in pred_img_keys], dtype=np.int64)
+
+    by_name = all(n is not None for n in gt.categories.names) and all(
+        n is not None for n in pred.categories.names
+    )
+    if by_name:
+        gt_cat = {n: i for i, n in enumerate(gt.categories.names)}
+        pred_cat_keys: list[Hashable] = list(pred.categories.names)  # type: ignore[arg-type]
+    else:
+        gt_cat = {_norm_id(k): i for i, k in enumerate(gt.categories.ids)}
+        pred_cat_keys = [_norm_id(k) for k in pred.categories.ids]
+    cat_map = np.array([gt_cat.get(k, -1) for k in pred_cat_keys], dtype=np.int64)
+
+    boxes = pred.boxes
+    p_img = img_map[boxes.image] if len(boxes) else np.zeros(0, dtype=np.int64)
+    p_cat = cat_map[boxes.category] if len(boxes) else np.zeros(0, dtype=np.int64)
+    skipped: dict[str, int] = {}
+    bad_img = p_img < 0
+    bad_cat = p_cat < 0
+    if bad_img.any() or bad_cat.any():
+        if unknown != "skip":
+            if bad_img.any():
+                missing = sorted(
+                    {str(pred_img_keys[int(i)]) for i in boxes.image[bad_img]}, key=str
+                )
+                what = "image" + ("s" if len(missing) > 1 else "")
+                kind = "file stem" if by_stem else "image_id"
+                first = int(np.flatnonzero(bad_img)[0])
+                raise InputError(
+                    pred.path,
+                    _where(pred, boxes, first, "image_id"),
+                    f"{len(missing)} {what} not in the ground truth ({kind}): "
+                    f"{_first(missing)} (use --unknown skip to drop them)",
+                )
+            missing = sorted({str(pred_cat_keys[int(i)]) for i in boxes.category[bad_cat]})
+            kind = "name" if by_name else "category_id"
+            first = int(np.flatnonzero(bad_cat)[0])
+            raise InputError(
+                pred.path,
+                _where(pred, boxes, first, "category_id"),
+                f"{len(missing)} categor{'ies' if len(missing) > 1 else 'y'} not in the ground "
+                f"truth ({kind}): {_first(missing)} (use --unknown skip to drop them)",
+            )
+        skipped = {"unknown_image": int(bad_img.sum()), "unknown_category": int(bad_cat.sum())}
+        keep = ~(bad_img | bad_cat)
+        boxes = boxes.take(keep)
+        p_img, p_cat = p_img[keep], p_cat[keep]
+    pred_boxes = replace(boxes, image=p_img, category=p_cat)
+    return Dataset(
+        images=gt.images,
+        categories=gt.categories,
+        gt=gt.boxes,
+        pred=pred_boxes,
+        gt_path=gt.path,
+        pred_path=pred.path,
+        skipped=skipped,
+    )
+
+
+def _norm_id(key: Hashable) -> Hashable:
+    """Image/category ids compare by value: ``"2299"`` and ``2299`` are one image."""
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        return int(key)
+    if isinstance(key, str) and key.strip().lstrip("-").isdigit():
+        return int(key)
+    return key
+
+
+def _where(side: Side, boxes: Boxes, row: int, key: str) -> str:
+    origin = int(boxes.origin[row])
+    if side.locator is not None:
+        return side.locator(origin)
+    if side.format == "coco-results":
+        return f"[{origin}].{key}"
+    if side.format == "coco":
+        return f"annotations[{origin}].{key}"
+    return str(origin)

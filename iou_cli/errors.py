@@ -1,0 +1,42 @@
+"""Error types: one place for what goes wrong and how it is said.
+
+The library raises these; only ``cli.py`` turns them into exit codes and the contract's
+``iou-eval: error: <file>[:<where>]: <what>`` line.
+"""
+
+from __future__ import annotations
+
+
+class IouEvalError(Exception):
+    """Base class of every error iou-eval raises on purpose (exit code 2 in the CLI)."""
+
+    def message(self) -> str:
+        return str(self)
+
+
+class UsageError(IouEvalError):
+    """The command line or an API call is wrong (bad option value, missing argument...)."""
+
+
+class InputError(IouEvalError):
+    """An input file cannot be evaluated.
+
+    ``path`` is the file (or folder) as the user named it, ``where`` points at the record
+    (a JSON path such as ``annotations[17].bbox`` or a line number), ``reason`` says what is
+    wrong, stating what was expected and what came.
+    """
+
+    def __init__(self, path: str | None, where: str | int | None, reason: str) -> None:
+        self.path = path
+        self.where = None if where is None or where == "" else str(where)
+        self.reason = reason
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        parts = [p for p in (self.path, self.where) if p]
+        head = ":".join(parts)
+        return f"{head}: {self.reason}" if head else self.reason
+
+
+class OutputError(IouEvalError):
+    """An output file cannot be written (or would overwrite an input)."""

@@ -1,0 +1,364 @@
+"""COCO JSON: dataset files (``images``/``annotations``/``categories``) and results lists.
+
+Records become columns in one pass of list comprehensions and NumPy conversions (the fast
+path). Only when that fails does a slow pass walk the records to say exactly which one is
+wrong and why (``preds.json: [17].bbox: expected 4 numbers, got 3``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+
+from ..data import Boxes, Categories, Images, Side
+from ..errors import InputError
+from .jsonio import load_json
+
+_NUM = (int, float)
+
+
+def _is_num(v: object) -> bool:
+    return isinstance(v, _NUM) and not isinstance(v, bool)
+
+
+def _is_id(v: object) -> bool:
+    return (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and v != "")
+
+
+def _stem(name: object) -> str | None:
+    if not isinstance(name, str) or not name:
+        return None
+    return os.path.splitext(os.path.basename(name.replace("\\", "/")))[0]
+
+
+def _kind(v: object) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, str):
+        return f"a string ({v[:20]!r})"
+    if isinstance(v, list):
+        return f"a list of {len(v)}"
+    if isinstance(v, dict):
+        return "an object"
+    return repr(v)
+
+
+def _check_record(
+    rec: object, where: str, path: str, *, need_score: bool, need_bbox: bool, need_segm: bool
+) -> None:
+    """Raise a located InputError describing what is wrong with one record."""
+    if not isinstance(rec, dict):
+        raise InputError(path, where, f"expected an object, got {_kind(rec)}")
+    for key in ("image_id", "category_id"):
+        if key not in rec:
+            raise InputError(path, where, f"missing key '{key}'")
+        if not _is_id(rec[key]):
+            raise InputError(path, f"{where}.{key}", f"expected an integer id, got {_kind(rec[key])}")
+    if need_bbox or "bbox" in rec:
+        if "bbox" not in rec:
+            raise InputError(path, where, "missing key 'bbox'")
+        bbox = rec["bbox"]
+        if not isinstance(bbox, list):
+            raise InputError(path, f"{where}.bbox", f"expected 4 numbers, got {_kind(bbox)}")
+        if len(bbox) != 4:
+            raise InputError(path, f"{where}.bbox", f"expected 4 numbers, got {len(bbox)}")
+        for j, v in enumerate(bbox):
+            if not _is_num(v):
+                raise InputError(path, f"{where}.bbox[{j}]", f"expected a number, got {_kind(v)}")
+            if not math.isfinite(v):
+                raise InputError(path, f"{where}.bbox[{j}]", f"expected a finite number, got {v}")
+        if bbox[2] < 0 or bbox[3] < 0:
+            raise InputError(
+                path, f"{where}.bbox", f"negative width or height: {bbox} (COCO bbox is [x, y, w, h])"
+            )
+    if need_segm and "segmentation" not in rec:
+        raise InputError(path, where, "missing key 'segmentation'")
+    if need_score:
+        if "score" not in rec:
+            raise InputError(path, where, "missing key 'score' (predictions need a confidence)")
+        s = rec["score"]
+        if not _is_num(s) or not math.isfinite(s):
+            raise InputError(path, f"{where}.score", f"expected a finite number, got {_kind(s)}")
+    for key in ("area",):
+        if key in rec and (not _is_num(rec[key]) or not math.isfinite(rec[key])):
+            raise InputError(path, f"{where}.{key}", f"expected a finite number, got {_kind(rec[key])}")
+    for key in ("iscrowd", "ignore", "difficult"):
+        if key in rec and not (rec[key] in (0, 1) or isinstance(rec[key], bool) or rec[key] is None):
+            raise InputError(path, f"{where}.{key}", f"expected 0 or 1, got {_kind(rec[key])}")
+
+
+def _locate(recs: list[Any], path: str, prefix: str, **need: bool) -> None:
+    for i, rec in enumerate(recs):
+        _check_record(rec, f"{prefix}[{i}]", path, **need)
+
+
+def _id_column(values: list[Any]) -> tuple[np.ndarray, list[Hashable]]:
+    """Factorise ids: returns (codes, uniques) with codes indexing uniques."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        uniq, codes = np.unique(arr, return_inverse=True)
+        return codes.astype(np.int64), [int(u) for u in uniq]
+    table: dict[Hashable, int] = {}
+    codes_l = [table.setdefault(v, len(table)) for v in values]
+    return np.asarray(codes_l, dtype=np.int64), list(table)
+
+
+def _flags(recs: list[dict[str, Any]], key: str) -> np.ndarray:
+    return np.fromiter((bool(r.get(key) or 0) for r in recs), dtype=bool, count=len(recs))
+
+
+def _records_to_columns(
+    recs: list[Any], path: str, prefix: str, *, need_score: bool, iou_type: str
+) -> dict[str, Any]:
+    need = {
+        "need_score": need_score,
+        "need_bbox": iou_type == "bbox",
+        "need_segm": iou_type == "segm",
+    }
+    n = len(recs)
+    try:
+        if not all(type(r) is dict for r in recs):
+            raise TypeError
+        img = [r["image_id"] for r in recs]
+        cat = [r["category_id"] for r in recs]
+        if iou_type == "bbox" or (n and "bbox" in recs[0]):
+            bbox = np.array([r["bbox"] for r in recs]) if n else np.zeros((0, 4))
+            if bbox.dtype.kind not in "iuf" or bbox.shape != (n, 4):
+                raise TypeError
+            bbox = bbox.astype(np.float64)
+            if not np.isfinite(bbox).all() or (bbox[:, 2:] < 0).any():
+                raise TypeError
+        else:
+            bbox = np.full((n, 4), np.nan)
+        if need_score:
+            score = np.array([r["score"] for r in recs], dtype=object) if n else np.zeros(0)
+            if n:
+                if any(not _is_num(s) for s in score):
+                    raise TypeError
+                score = score.astype(np.float64)
+                if not np.isfinite(score).all():
+                    raise TypeError
+        else:
+            score = np.full(n, np.nan)
+        img_codes, img_uniq = _id_column(img)
+        cat_codes, cat_uniq = _id_column(cat)
+        for u in img_uniq + cat_uniq:
+            if not _is_id(u):
+                raise TypeError
+    except (KeyError, TypeError, ValueError):
+        _locate(recs, path, prefix, **need)
+        raise InputError(path, prefix, "malformed records") from None  # pragma: no cover
+    cols: dict[str, Any] = {
+        "img_codes": img_codes,
+        "img_uniq": img_uniq,
+        "cat_codes": cat_codes,
+        "cat_uniq": cat_uniq,
+        "bbox": bbox,
+        "score": score,
+    }
+    if iou_type == "segm":
+        cols["segm"] = [r["segmentation"] for r in recs]
+    return cols
+
+
+def _xywh_columns(bbox: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x, y, w, h = bbox[:, 0], bbox[:, 1], bbox[:, 2], bbox[:, 3]
+    xyxy = np.stack([x, y, x + w, y + h], axis=1)
+    return xyxy, w * h
+
+
+def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None) -> Side:
+    """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``."""
+    if data is None:
+        data = load_json(path)
+    if isinstance(data, list):
+        if role == "gt":
+            raise InputError(
+                path,
+                None,
+                "this is a COCO results list (predictions); the ground truth must be a COCO "
+                "dataset with 'images', 'annotations' and 'categories' "
+                "(predictions come first: iou-eval PREDICTIONS GROUND_TRUTH)",
+            )
+        return _load_results(path, data, iou_type)
+    if isinstance(data, dict):
+        return _load_dataset(path, data, role=role, iou_type=iou_type)
+    raise InputError(
+        path,
+        None,
+        f"expected a COCO dataset object or a results list, got {_kind(data)}",
+    )
+
+
+def _load_results(path: str, recs: list[Any], iou_type: str) -> Side:
+    cols = _records_to_columns(recs, path, "", need_score=True, iou_type=iou_type)
+    n = len(recs)
+    xyxy, box_area = _xywh_columns(cols["bbox"])
+    boxes = Boxes.build(
+        xyxy,
+        image=cols["img_codes"],
+        category=cols["cat_codes"],
+        box_area=box_area,
+        area=box_area,
+        score=cols["score"],
+        ids=np.arange(1, n + 1, dtype=np.int64),
+        masks=cols.get("segm"),
+    )
+    ni = len(cols["img_uniq"])
+    images = Images(
+        list(cols["img_uniq"]), [None] * ni, np.full(ni, np.nan), np.full(ni, np.nan)
+    )
+    categories = Categories(list(cols["cat_uniq"]), [None] * len(cols["cat_uniq"]))
+    return Side(path, "coco-results", images, categories, boxes, has_scores=True)
+
+
+def _table(data: dict[str, Any], key: str, path: str) -> list[Any]:
+    if key not in data:
+        if key == "annotations" and ("images" in data or "categories" in data):
+            return []
+        raise InputError(
+            path,
+            None,
+            f"missing '{key}': expected a COCO dataset with 'images', 'annotations' and "
+            "'categories', or a results list",
+        )
+    value = data[key]
+    if not isinstance(value, list):
+        raise InputError(path, key, f"expected a list, got {_kind(value)}")
+    return value
+
+
+def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) -> Side:
+    images_l = _table(data, "images", path)
+    anns = _table(data, "annotations", path)
+    cats_l = _table(data, "categories", path)
+
+    # images
+    img_index: dict[Hashable, int] = {}
+    keys: list[Hashable] = []
+    stems: list[str | None] = []
+    widths = np.full(len(images_l), np.nan)
+    heights = np.full(len(images_l), np.nan)
+    for i, im in enumerate(images_l):
+        if not isinstance(im, dict):
+            raise InputError(path, f"images[{i}]", f"expected an object, got {_kind(im)}")
+        if "id" not in im or not _is_id(im["id"]):
+            raise InputError(path, f"images[{i}].id", f"expected an integer id, got {_kind(im.get('id'))}")
+        key = _norm(im["id"])
+        if key in img_index:
+            raise InputError(path, f"images[{i}].id", f"duplicate image id {im['id']!r}")
+        img_index[key] = i
+        keys.append(key)
+        stems.append(_stem(im.get("file_name")))
+        for col, name in ((widths, "width"), (heights, "height")):
+            v = im.get(name)
+            if v is not None and _is_num(v) and math.isfinite(v) and v > 0:
+                col[i] = float(v)
+    if any(s is None for s in stems) or len(set(stems)) != len(stems):
+        stems = [None] * len(stems)  # file names missing or ambiguous: match by id only
+
+    # categories
+    cat_index: dict[Hashable, int] = {}
+    cat_ids: list[Hashable | None] = []
+    names: list[str | None] = []
+    for i, c in enumerate(cats_l):
+        if not isinstance(c, dict):
+            raise InputError(path, f"categories[{i}]", f"expected an object, got {_kind(c)}")
+        if "id" not in c or not _is_id(c["id"]):
+            raise InputError(path, f"categories[{i}].id", f"expected an integer id, got {_kind(c.get('id'))}")
+        key = _norm(c["id"])
+        if key in cat_index:
+            raise InputError(path, f"categories[{i}].id", f"duplicate category id {c['id']!r}")
+        cat_index[key] = i
+        cat_ids.append(key)
+        nm = c.get("name")
+        names.append(str(nm) if isinstance(nm, (str, int)) and not isinstance(nm, bool) else None)
+    if len({n for n in names if n is not None}) != len(names):
+        names = [None] * len(names) if any(n is None for n in names) else names
+    # sort categories by id (pycocotools: p.catIds = sorted(getCatIds()))
+    corder = sorted(range(len(cat_ids)), key=lambda k: (isinstance(cat_ids[k], str), cat_ids[k]))  # type: ignore[arg-type,return-value]
+    cat_ids = [cat_ids[k] for k in corder]
+    names = [names[k] for k in corder]
+    cat_index = {cid: j for j, cid in enumerate(cat_ids)}
+
+    has_scores = bool(anns) and all(isinstance(a, dict) and "score" in a for a in anns)
+    need_score = role == "pred"
+    if role == "pred" and anns and not has_scores:
+        raise InputError(
+            path,
+            None,
+            "predictions have no 'score': this looks like ground truth "
+            "(predictions come first: iou-eval PREDICTIONS GROUND_TRUTH)",
+        )
+    cols = _records_to_columns(anns, path, "annotations", need_score=need_score, iou_type=iou_type)
+    n = len(anns)
+    img_lookup = np.array([img_index.get(_norm(u), -1) for u in cols["img_uniq"]], dtype=np.int64)
+    cat_lookup = np.array([cat_index.get(_norm(u), -1) for u in cols["cat_uniq"]], dtype=np.int64)
+    image = img_lookup[cols["img_codes"]] if n else np.zeros(0, dtype=np.int64)
+    category = cat_lookup[cols["cat_codes"]] if n else np.zeros(0, dtype=np.int64)
+    if (image < 0).any():
+        i = int(np.flatnonzero(image < 0)[0])
+        raise InputError(
+            path, f"annotations[{i}].image_id", f"image id {anns[i]['image_id']!r} is not in 'images'"
+        )
+    if (category < 0).any():
+        i = int(np.flatnonzero(category < 0)[0])
+        raise InputError(
+            path,
+            f"annotations[{i}].category_id",
+            f"category id {anns[i]['category_id']!r} is not in 'categories'",
+        )
+    xyxy, box_area = _xywh_columns(cols["bbox"])
+    # annotation ids (optional; row + 1 where absent), unique
+    ann_ids = [a.get("id", i + 1) for i, a in enumerate(anns)]
+    ids_arr = np.asarray(ann_ids) if n else np.zeros(0, dtype=np.int64)
+    if ids_arr.dtype.kind not in "iu":
+        bad = next(i for i, v in enumerate(ann_ids) if not (isinstance(v, int) and not isinstance(v, bool)))
+        raise InputError(path, f"annotations[{bad}].id", f"expected an integer id, got {_kind(ann_ids[bad])}")
+    if role == "gt" and n:
+        uniq, first, counts = np.unique(ids_arr, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            dup = uniq[counts > 1][0]
+            rows = np.flatnonzero(ids_arr == dup)
+            raise InputError(path, f"annotations[{int(rows[1])}].id", f"duplicate annotation id {int(dup)} (also annotations[{int(rows[0])}])")
+    # area: the annotation's own field (COCO area ranges); w*h where absent
+    area = box_area.copy()
+    has_area = [("area" in a) for a in anns]
+    if any(has_area):
+        vals = [a.get("area") for a in anns]
+        for i, v in enumerate(vals):
+            if v is not None and not (_is_num(v) and math.isfinite(v)):
+                raise InputError(path, f"annotations[{i}].area", f"expected a finite number, got {_kind(v)}")
+        area = np.array([box_area[i] if v is None else float(v) for i, v in enumerate(vals)], dtype=np.float64)
+    for key in ("iscrowd", "ignore"):
+        for i, a in enumerate(anns):
+            v = a.get(key)
+            if v is not None and not (v in (0, 1) or isinstance(v, bool)):
+                raise InputError(path, f"annotations[{i}].{key}", f"expected 0 or 1, got {_kind(v)}")
+    boxes = Boxes.build(
+        xyxy,
+        image=image,
+        category=category,
+        box_area=box_area,
+        area=area if role == "gt" else box_area,
+        score=cols["score"],
+        iscrowd=_flags(anns, "iscrowd") if role == "gt" else None,
+        ignore=_flags(anns, "ignore") if role == "gt" else None,
+        ids=ids_arr.astype(np.int64),
+        masks=cols.get("segm"),
+    )
+    images = Images(keys, stems, widths, heights)
+    categories = Categories(cat_ids, names)
+    return Side(path, "coco", images, categories, boxes, has_scores=has_scores)
+
+
+def _norm(key: Hashable) -> Hashable:
+    if isinstance(key, str) and key.strip().lstrip("-").isdigit():
+        return int(key)
+    return key

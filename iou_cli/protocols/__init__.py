@@ -1,0 +1,1 @@
+"""Matching protocols: COCO (pycocotools semantics) and VOC (devkit semantics)."""
