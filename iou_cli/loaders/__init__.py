@@ -1,1 +1,25 @@
-"""Loaders: files -> :class:`iou_cli.data.Side`. ``sniff`` picks one by looking at the input."""
+"""Loaders: files -> :class:`iou_cli.data.Side`; ``sniff.load_dataset`` picks them and joins."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+FORMATS = ("coco", "voc", "yolo", "yolo-darknet")
+
+
+@dataclass
+class LoadOptions:
+    """Everything the loaders need to know besides the two paths."""
+
+    pred_format: str | None = None  # None: detect; else one of FORMATS
+    gt_format: str | None = None
+    iou_type: str = "bbox"  # "bbox" or "segm"
+    names: str | None = None  # class-names file for both sides (YOLO)
+    gt_names: str | None = None
+    pred_names: str | None = None
+    images: str | None = None  # folder of images: sizes read from their headers
+    image_size: tuple[float, float] | None = None  # W, H for every image
+    unknown: str = "error"  # "error" or "skip": predictions for unknown images/classes
+    # progress(side, done, total): called while reading many files (CLI draws a bar)
+    progress: Callable[[str, int, int], None] | None = None

@@ -1,0 +1,81 @@
+"""Metrics shared by the protocols: the operating point (P/R/F1/mean IoU at a confidence).
+
+AP/AR curves live with their protocol (``protocols/coco.py``: 101-point COCO;
+``protocols/voc.py``: all-point and 11-point VOC) because their exact float behaviour is
+part of each protocol's definition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+OP_KEYS = ("iou_thr", "score_thr", "tp", "fp", "fn", "precision", "recall", "f1", "mean_iou")
+
+
+def best_f1_threshold(
+    score: npt.NDArray[np.float64],
+    tp: npt.NDArray[np.bool_],
+    fp: npt.NDArray[np.bool_],
+    n_gt: int,
+) -> float | None:
+    """The confidence whose ``score >= thr`` cut maximises F1 on the real (not interpolated)
+    PR curve, pooled over all classes. Ties go to the highest confidence (fewest
+    detections). ``None`` when there is no prediction or no ground truth.
+
+    Only cuts between distinct scores are considered: a cut at ``s`` keeps every prediction
+    scoring ``>= s``, so tied scores enter together.
+    """
+    counted = tp | fp
+    s = score[counted]
+    if s.size == 0 or n_gt <= 0:
+        return None
+    order = np.argsort(-s, kind="stable")
+    s = s[order]
+    ctp = np.cumsum(tp[counted][order])
+    cfp = np.cumsum(fp[counted][order])
+    last = np.ones(s.size, dtype=bool)  # last position of each run of equal scores
+    last[:-1] = s[1:] != s[:-1]
+    ctp, cfp, s = ctp[last], cfp[last], s[last]
+    f1 = 2.0 * ctp / (ctp + cfp + n_gt)  # F1 = 2TP / (2TP + FP + FN), FN = n_gt - TP
+    return float(s[int(np.argmax(f1))])
+
+
+def operating_point(
+    score: npt.NDArray[np.float64],
+    tp: npt.NDArray[np.bool_],
+    fp: npt.NDArray[np.bool_],
+    iou: npt.NDArray[np.float64],
+    n_gt: int,
+    *,
+    score_thr: float | None,
+    iou_thr: float,
+) -> dict[str, Any]:
+    """TP/FP/FN, precision, recall, F1 and mean IoU of the TP pairs for predictions
+    scoring ``>= score_thr``. ``tp`` and ``fp`` are exclusive; a prediction that is neither
+    (matched to an ignored/difficult ground truth) does not count. ``iou`` holds each TP's
+    IoU with its ground truth. With ``score_thr=None`` nothing is cut (every prediction
+    counts). Undefined ratios (0/0) are ``None``.
+    """
+    keep = score >= score_thr if score_thr is not None else np.ones(score.shape, dtype=bool)
+    n_tp = int(np.count_nonzero(tp & keep))
+    n_fp = int(np.count_nonzero(fp & keep))
+    n_fn = int(n_gt) - n_tp
+    precision = n_tp / (n_tp + n_fp) if n_tp + n_fp else None
+    recall = n_tp / n_gt if n_gt else None
+    f1 = 2 * n_tp / (2 * n_tp + n_fp + n_fn) if (2 * n_tp + n_fp + n_fn) else None
+    tp_iou = iou[tp & keep]
+    mean_iou = float(np.mean(tp_iou)) if tp_iou.size else None
+    return {
+        "iou_thr": float(iou_thr),
+        "score_thr": None if score_thr is None else float(score_thr),
+        "tp": n_tp,
+        "fp": n_fp,
+        "fn": n_fn,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "mean_iou": mean_iou,
+    }
