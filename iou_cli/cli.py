@@ -1,0 +1,532 @@
+"""The shell: command line -> library calls -> stdout/stderr/exit code. The only module that exits.
+
+Exit codes: 0 evaluated, 1 a ``--fail-under`` gate failed (report still printed), 2 usage
+error or input that cannot be evaluated, 130 interrupted. Errors are one line on stderr:
+``iou-eval: error: <file>[:<where>]: <what>`` (``--debug`` shows the traceback instead).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from . import __version__
+from .errors import IouEvalError, UsageError
+
+PROG = "iou-eval"
+VERBS = {"evaluate", "iou"}
+_DEBUG = False
+
+app = typer.Typer(
+    name=PROG,
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=(
+        "Score detection and segmentation predictions against ground truth by IoU.\n\n"
+        "iou-eval PREDICTIONS GROUND_TRUTH [OPTIONS] evaluates (the default verb)."
+    ),
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"{PROG} {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_version),
+    ] = False,
+) -> None:
+    """Score detection and segmentation predictions against ground truth by IoU."""
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def stderr_line(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def warn(text: str) -> None:
+    stderr_line(f"{PROG}: warning: {text}")
+
+
+def resolve_output(output: str | None) -> str:
+    from .report import OUTPUTS
+
+    if output is None:
+        return "table" if sys.stdout.isatty() else "csv"
+    if output not in OUTPUTS:
+        raise UsageError(f"-o/--output: expected one of {', '.join(OUTPUTS)}, got {output!r}")
+    return output
+
+
+def parse_fail_under(items: list[str] | None) -> list[tuple[str, float]]:
+    gates: list[tuple[str, float]] = []
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        try:
+            if not sep or not key:
+                raise ValueError
+            number = float(value)
+            if number != number:
+                raise ValueError
+        except ValueError:
+            raise UsageError(f"--fail-under: expected KEY=VALUE such as AP=0.5, got {item!r}") from None
+        gates.append((key, number))
+    return gates
+
+
+def check_gate_keys(gates: list[tuple[str, float]], keys: list[str]) -> None:
+    for key, _ in gates:
+        if key not in keys:
+            raise UsageError(
+                f"--fail-under: unknown summary key {key!r}; expected one of {', '.join(keys)}"
+            )
+
+
+def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -> None:
+    from . import report
+
+    if output == "json":
+        sys.stdout.write(report.to_json(result))
+    elif output == "csv":
+        sys.stdout.write(report.to_csv(result, per_class=per_class))
+    elif output == "markdown":
+        sys.stdout.write(report.to_markdown(result, per_class=per_class))
+    else:
+        from rich.console import Console
+
+        Console(highlight=False).print(report.render_table(result, per_class=per_class, title=title))
+    sys.stdout.flush()
+
+
+def apply_gates(result: Any, gates: list[tuple[str, float]]) -> int:
+    """Exit status of the ``--fail-under`` gates: 1 when any value is below (or undefined)."""
+    check_gate_keys(gates, list(result.summary))
+    failed = 0
+    for key, threshold in gates:
+        value = result.summary.get(key)
+        if value is None:
+            stderr_line(f"{PROG}: fail-under: {key} is undefined (null), required >= {threshold:g}")
+            failed = 1
+        elif value < threshold:
+            stderr_line(f"{PROG}: fail-under: {key} = {value:.6g} < {threshold:g}")
+            failed = 1
+    return failed
+
+
+def emit(
+    result: Any,
+    *,
+    output: str,
+    per_class: bool,
+    fail_under: list[tuple[str, float]],
+    quiet: bool = False,
+    title: str = PROG,
+) -> int:
+    """Print warnings (unless quiet), the report, and return the gate's exit status."""
+    if not quiet:
+        for line in result.info:
+            stderr_line(f"{PROG}: {line}")
+    for w in result.warnings:
+        warn(w)
+    check_gate_keys(fail_under, list(result.summary))
+    print_result(result, output, per_class, title=title)
+    return apply_gates(result, fail_under)
+
+
+def parse_image_size(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    parts = text.replace("x", ",").split(",")
+    try:
+        w, h = (float(p) for p in parts)
+        if not (w > 0 and h > 0) or w == float("inf") or h == float("inf"):
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"--image-size: expected W,H such as 640,480, got {text!r}") from None
+    return (w, h)
+
+
+def parse_int_list(text: str, option: str) -> list[int]:
+    try:
+        return [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise UsageError(f"{option}: expected integers such as 1,10,100, got {text!r}") from None
+
+
+def parse_float_list(text: str, option: str) -> list[float]:
+    try:
+        return [float(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise UsageError(f"{option}: expected numbers such as 0.5,0.75, got {text!r}") from None
+
+
+# --------------------------------------------------------------------------- evaluate
+
+OutputOpt = Annotated[
+    str | None,
+    typer.Option(
+        "-o",
+        "--output",
+        help="table, csv, json or markdown (default: table on a terminal, csv otherwise).",
+    ),
+]
+PerClassOpt = Annotated[bool, typer.Option("--per-class", help="Add per-category rows.")]
+FailUnderOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-under",
+        metavar="KEY=VALUE",
+        help="Exit 1 when summary KEY is below VALUE (repeatable), after printing the report.",
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or info lines.")]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    predictions: Annotated[str, typer.Argument(help="Predictions: COCO JSON, VOC or YOLO folder.")],
+    ground_truth: Annotated[str, typer.Argument(help="Ground truth: COCO JSON, VOC or YOLO folder.")],
+    output: OutputOpt = None,
+    per_class: PerClassOpt = False,
+    iou_type: Annotated[str, typer.Option("--iou-type", help="bbox or segm.")] = "bbox",
+    protocol: Annotated[
+        str, typer.Option("--protocol", help="coco (default), voc (all-point) or voc07 (11-point).")
+    ] = "coco",
+    iou_thr: Annotated[
+        float, typer.Option("--iou-thr", help="IoU threshold of the operating point (and VOC).")
+    ] = 0.5,
+    score_thr: Annotated[
+        float | None,
+        typer.Option("--score-thr", help="Confidence of the operating point (default: max F1)."),
+    ] = None,
+    max_dets: Annotated[
+        str, typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets.")
+    ] = "1,10,100",
+    iou_thrs: Annotated[
+        str | None,
+        typer.Option(
+            "--iou-thrs", metavar="T[,T...]", help="COCO IoU thresholds (default .50:.05:.95)."
+        ),
+    ] = None,
+    matches: Annotated[
+        str | None,
+        typer.Option("--matches", metavar="PATH", help="Write per-prediction outcomes as CSV (- = stdout)."),
+    ] = None,
+    fail_under: FailUnderOpt = None,
+    honor_ignore: Annotated[
+        bool,
+        typer.Option("--honor-ignore", help="Also treat a ground truth's 'ignore' flag as ignored."),
+    ] = False,
+    plus_one: Annotated[
+        bool, typer.Option("--plus-one", help="VOC devkit pixel convention: width = x2 - x1 + 1.")
+    ] = False,
+    pred_format: Annotated[
+        str | None, typer.Option("--pred-format", help="coco, voc, yolo or yolo-darknet.")
+    ] = None,
+    gt_format: Annotated[str | None, typer.Option("--gt-format", help="coco, voc or yolo.")] = None,
+    names: Annotated[str | None, typer.Option("--names", help="Class-names file (YOLO).")] = None,
+    gt_names: Annotated[
+        str | None, typer.Option("--gt-names", help="Class names of the ground truth.")
+    ] = None,
+    pred_names: Annotated[
+        str | None, typer.Option("--pred-names", help="Class names of the predictions.")
+    ] = None,
+    images: Annotated[
+        str | None, typer.Option("--images", help="Image folder (sizes for YOLO).")
+    ] = None,
+    image_size: Annotated[
+        str | None, typer.Option("--image-size", metavar="W,H", help="Size of every image.")
+    ] = None,
+    unknown: Annotated[
+        str, typer.Option("--unknown", help="error or skip: predictions for unknown images/classes.")
+    ] = "error",
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Evaluate PREDICTIONS against GROUND_TRUTH (the default verb)."""
+    global _DEBUG
+    _DEBUG = _DEBUG or debug
+    from .api import check_options, evaluate_dataset, load_pair
+    from .loaders import LoadOptions
+
+    out = resolve_output(output)
+    gates = parse_fail_under(fail_under)
+    md = parse_int_list(max_dets, "--max-dets")
+    thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
+    size = parse_image_size(image_size)
+    check_options(
+        protocol=protocol,
+        iou_type=iou_type,
+        iou_thr=iou_thr,
+        score_thr=score_thr,
+        max_dets=md,
+        iou_thrs=thrs,
+        unknown=unknown,
+        formats=(pred_format, gt_format),
+    )
+    inputs = [p for p in (predictions, ground_truth, names, gt_names, pred_names, images) if p]
+    if matches not in (None, "-"):
+        from .outputs import check_target
+
+        check_target(matches, inputs)  # fail before the work, not after
+    progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
+    opts = LoadOptions(
+        pred_format=pred_format,
+        gt_format=gt_format,
+        iou_type=iou_type,
+        names=names,
+        gt_names=gt_names,
+        pred_names=pred_names,
+        images=images,
+        image_size=size,
+        unknown=unknown,
+        progress=progress,
+    )
+    try:
+        ds = load_pair(predictions, ground_truth, opts)
+    finally:
+        if progress is not None:
+            progress.close()  # type: ignore[attr-defined]
+    result = evaluate_dataset(
+        ds,
+        protocol=protocol,
+        iou_type=iou_type,
+        iou_thr=iou_thr,
+        score_thr=score_thr,
+        max_dets=md,
+        iou_thrs=thrs,
+        honor_ignore=honor_ignore,
+        plus_one=plus_one,
+        matches=matches is not None,
+    )
+    if not quiet:
+        result.info.insert(0, _read_line(ds))
+    status = emit(result, output=out, per_class=per_class, fail_under=gates, quiet=quiet)
+    if matches is not None and result.matches is not None:
+        from .report import matches_csv
+
+        text = matches_csv(result.matches)
+        if matches == "-":
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            from .outputs import write_atomic
+
+            write_atomic(matches, text, inputs)
+    raise typer.Exit(status)
+
+
+def _read_line(ds: Any) -> str:
+    n_img = len(ds.images)
+    return (
+        f"read ground truth: {len(ds.gt)} boxes, {n_img} images, {len(ds.categories)} classes; "
+        f"predictions: {len(ds.pred)} boxes"
+    )
+
+
+class _progress_bar:
+    """A rich progress bar on stderr, fed by the loaders' progress(side, done, total)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._progress = Progress(console=Console(stderr=True), transient=True)
+        self._tasks: dict[str, Any] = {}
+        self._started = False
+
+    def __call__(self, side: str, done: int, total: int) -> None:
+        if not self._started:
+            self._progress.start()
+            self._started = True
+        task = self._tasks.get(side)
+        if task is None:
+            task = self._tasks[side] = self._progress.add_task(f"reading {side}", total=total)
+        self._progress.update(task, completed=done, total=total)
+
+    def close(self) -> None:
+        if self._started:
+            self._progress.stop()
+
+
+# --------------------------------------------------------------------------- iou
+
+
+def _parse_box_arg(text: str, what: str) -> Any:
+    import numpy as np
+
+    if os.path.exists(text):
+        return _read_box_csv(text)
+    parts = text.replace(";", ",").split(",")
+    try:
+        nums = [float(p) for p in parts]
+    except ValueError:
+        raise UsageError(
+            f"{what}: expected a box 'x1,y1,x2,y2' or a CSV file of boxes, got {text!r}"
+        ) from None
+    if len(nums) != 4:
+        raise UsageError(f"{what}: expected 4 numbers, got {len(nums)} in {text!r}")
+    return np.asarray([nums], dtype=np.float64)
+
+
+def _read_box_csv(path: str) -> Any:
+    import csv
+
+    import numpy as np
+
+    from .errors import InputError
+
+    if os.path.isdir(path):
+        raise InputError(path, None, "is a folder, expected a CSV file of boxes")
+    boxes: list[list[float]] = []
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            for lineno, row in enumerate(csv.reader(fh), start=1):
+                cells = [c.strip() for c in row if c.strip() != ""]
+                if not cells:
+                    continue
+                try:
+                    nums = [float(c) for c in cells]
+                except ValueError:
+                    if lineno == 1 and not boxes:
+                        continue  # header
+                    raise InputError(path, lineno, f"expected 4 numbers, got {row!r}") from None
+                if len(nums) != 4:
+                    raise InputError(path, lineno, f"expected 4 numbers, got {len(nums)}")
+                boxes.append(nums)
+    except UnicodeDecodeError:
+        raise InputError(path, None, "not UTF-8 text (expected a CSV file of boxes)") from None
+    return np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+
+
+@app.command("iou")
+def iou_cmd(
+    box_a: Annotated[str, typer.Argument(help="A box 'x1,y1,x2,y2' or a CSV file of boxes.")],
+    box_b: Annotated[str, typer.Argument(help="A box or a CSV file of boxes (the ground truth).")],
+    box_format: Annotated[
+        str, typer.Option("--box-format", help="xyxy (default), xywh or cxcywh.")
+    ] = "xyxy",
+    crowd: Annotated[
+        bool, typer.Option("--crowd", help="Treat B as crowd regions: |A ∩ B| / |A|.")
+    ] = False,
+    output: OutputOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """IoU of two boxes, or the pairwise IoU matrix of two box CSV files."""
+    global _DEBUG
+    _DEBUG = _DEBUG or debug
+    import json
+
+    from .boxes import BOX_FORMATS
+    from .engine import iou
+
+    if box_format not in BOX_FORMATS:
+        raise UsageError(
+            f"--box-format: expected one of {', '.join(BOX_FORMATS)}, got {box_format!r}"
+        )
+    a = _parse_box_arg(box_a, "BOX_A")
+    b = _parse_box_arg(box_b, "BOX_B")
+    try:
+        m = iou(a, b, box_format=box_format, iscrowd=[crowd] * b.shape[0])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    single = not os.path.exists(box_a) and not os.path.exists(box_b)
+    if single and output is None:
+        sys.stdout.write(f"{float(m[0, 0])!r}\n")
+        return
+    out = resolve_output(output)
+    if out == "json":
+        doc: Any = float(m[0, 0]) if single else [[float(x) for x in r] for r in m]
+        sys.stdout.write(json.dumps({"iou": doc, "box_format": box_format, "crowd": crowd}) + "\n")
+    elif out == "csv":
+        from .report import matrix_csv
+
+        sys.stdout.write(matrix_csv(m))
+    elif out == "markdown":
+        header = "| |" + "|".join(f" b{j} " for j in range(m.shape[1])) + "|\n"
+        header += "|---|" + "---:|" * m.shape[1] + "\n"
+        body = "".join(
+            f"| a{i} |" + "|".join(f" {x:.6f} " for x in m[i]) + "|\n" for i in range(m.shape[0])
+        )
+        sys.stdout.write(header + body)
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title=f"IoU ({box_format}{', crowd' if crowd else ''})")
+        t.add_column("")
+        for j in range(m.shape[1]):
+            t.add_column(f"b{j}", justify="right", no_wrap=True)
+        for i in range(m.shape[0]):
+            t.add_row(f"a{i}", *[f"{x:.6f}" for x in m[i]])
+        Console(highlight=False).print(t)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _dispatch_args(argv: list[str]) -> list[str]:
+    """``iou-eval PRED GT ...`` means ``iou-eval evaluate PRED GT ...``."""
+    if not argv:
+        return argv
+    first = argv[0]
+    if first in VERBS or first in ("-h", "--help", "--version"):
+        return argv
+    return ["evaluate", *argv]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point; always ends with ``sys.exit``."""
+    from typer._click import exceptions as click_exc
+
+    args = _dispatch_args(list(sys.argv[1:] if argv is None else argv))
+    global _DEBUG
+    _DEBUG = "--debug" in args
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=args, prog_name=PROG, standalone_mode=False)
+    except IouEvalError as exc:
+        if _DEBUG:
+            raise
+        stderr_line(f"{PROG}: error: {exc.message()}")
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        stderr_line(f"{PROG}: interrupted")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        stderr_line(f"{PROG}: interrupted")
+        sys.exit(130)
+    except click_exc.ClickException as exc:
+        if _DEBUG:
+            raise
+        stderr_line(f"{PROG}: error: {exc.format_message()}")
+        sys.exit(2)
+    except BrokenPipeError:
+        # downstream closed the pipe (e.g. `| head`): not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
+        sys.exit(0)
+    except MemoryError:
+        stderr_line(f"{PROG}: error: out of memory")
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,511 @@
+"""The COCO protocol, exactly as ``pycocotools.cocoeval.COCOeval`` (iouType bbox/segm).
+
+Vectorised across all (image, category) groups; the float operations that decide a number
+are the ones pycocotools performs, in the same order:
+
+* detections per (image, category): stable sort by score, keep the first ``maxDets[-1]``;
+* ground truths per group: non-ignored first (stable); a detection takes, among the ground
+  truths still free (crowd regions never become taken), the highest IoU >=
+  ``min(t, 1 - 1e-10)``, later ground truths winning ties, non-ignored ones preferred;
+* accumulation per category: detections of all images concatenated in image-id order,
+  stable-sorted by score; ``rc = tp / npig``, ``pr = tp / (tp + fp + eps)``, precision made
+  monotone from the right and read at 101 recall points (``searchsorted(..., 'left')``);
+* summary means over the same (T, R, K) arrays with ``np.mean``.
+
+The greedy matching is sequential only within a group, so it runs as one loop over the
+detection rank (at most ``maxDets[-1]`` steps), each step handling every group at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data import Dataset
+from ..engine import overlap
+from ..metrics import best_f1_threshold, operating_point
+from ..result import Matches, Result
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+# pycocotools Params.setDetParams, verbatim arithmetic
+IOU_THRS = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
+REC_THRS = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+AREA_RNGS: tuple[tuple[str, float, float], ...] = (
+    ("all", 0**2, 1e5**2),
+    ("small", 0**2, 32**2),
+    ("medium", 32**2, 96**2),
+    ("large", 96**2, 1e5**2),
+)
+MAX_DETS = (1, 10, 100)
+
+
+@dataclass
+class CocoParams:
+    iou_type: str = "bbox"
+    iou_thrs: FloatArray = field(default_factory=lambda: IOU_THRS.copy())
+    rec_thrs: FloatArray = field(default_factory=lambda: REC_THRS.copy())
+    max_dets: tuple[int, ...] = MAX_DETS
+    area_rngs: tuple[tuple[str, float, float], ...] = AREA_RNGS
+    honor_ignore: bool = False
+    op_iou_thr: float = 0.5
+    score_thr: float | None = None
+    want_matches: bool = False
+
+
+@dataclass
+class CocoEval:
+    """Everything ``accumulate`` gives in pycocotools, plus the operating-point inputs."""
+
+    precision: FloatArray  # (T, R, K, A, M), -1 where undefined
+    recall: FloatArray  # (T, K, A, M)
+    params: CocoParams
+    area_defined: bool
+    n_gt: IntArray  # (K,) non-ignored ground truths (area "all")
+    n_det: IntArray  # (K,) predictions (all, before maxDets)
+    # operating point inputs over evaluated detections (area "all", maxDets[-1])
+    op_det: IntArray  # prediction rows (into ds.pred)
+    op_tp: BoolArray
+    op_fp: BoolArray
+    op_iou: FloatArray
+    op_gt: IntArray  # matched ground-truth row or -1
+    gt_keep: BoolArray  # non-ignored ground truths (area "all")
+
+
+def _group_starts(keys: IntArray, n_groups: int) -> IntArray:
+    """Start offsets of each group id in a sorted key array (length n_groups + 1)."""
+    return np.searchsorted(keys, np.arange(n_groups + 1), side="left").astype(np.int64)
+
+
+def _pair_iou_bbox(ds: Dataset, d_rows: IntArray, g_rows: IntArray, crowd: BoolArray) -> FloatArray:
+    p, g = ds.pred, ds.gt
+    a = (
+        p.xyxy[d_rows, 0],
+        p.xyxy[d_rows, 1],
+        p.xyxy[d_rows, 2],
+        p.xyxy[d_rows, 3],
+        p.box_area[d_rows],
+    )
+    b = (
+        g.xyxy[g_rows, 0],
+        g.xyxy[g_rows, 1],
+        g.xyxy[g_rows, 2],
+        g.xyxy[g_rows, 3],
+        g.box_area[g_rows],
+    )
+    return overlap(a, b, crowd)
+
+
+def _pair_iou_segm(
+    ds: Dataset,
+    pair_det: IntArray,
+    pair_gt: IntArray,
+    d_rows: IntArray,
+    g_rows: IntArray,
+    crowd_sorted: BoolArray,
+    d_gstart: IntArray,
+    d_ng: IntArray,
+) -> FloatArray:
+    from ..masks import group_iou
+
+    out = np.zeros(pair_det.shape[0], dtype=np.float64)
+    pm, gm = ds.pred.masks, ds.gt.masks
+    assert pm is not None and gm is not None
+    # pairs are laid out group by group, det-major: find each group's det run
+    if pair_det.size == 0:
+        return out
+    pos = 0
+    nd_total = d_rows.shape[0]
+    d = 0
+    while d < nd_total:
+        ng = int(d_ng[d])
+        if ng == 0:
+            d += 1
+            continue
+        gs = int(d_gstart[d])
+        e = d
+        while e < nd_total and d_gstart[e] == gs and d_ng[e] == ng:
+            e += 1
+        dts = [pm[int(r)] for r in d_rows[d:e]]
+        gts = [gm[int(r)] for r in g_rows[gs : gs + ng]]
+        m = group_iou(dts, gts, crowd_sorted[gs : gs + ng])
+        n = (e - d) * ng
+        out[pos : pos + n] = np.asarray(m, dtype=np.float64).reshape(-1)
+        pos += n
+        d = e
+    return out
+
+
+def run(ds: Dataset, params: CocoParams) -> CocoEval:
+    K = len(ds.categories)
+    n_img = len(ds.images)
+    n_groups = max(n_img * K, 1)
+    gt, pred = ds.gt, ds.pred
+    max_det = int(params.max_dets[-1])
+
+    # thresholds used for matching: the COCO ones plus the operating point's
+    thrs = [float(t) for t in params.iou_thrs]
+    op_t = next((i for i, t in enumerate(thrs) if t == params.op_iou_thr), None)
+    if op_t is None:
+        thrs.append(float(params.op_iou_thr))
+        op_t = len(thrs) - 1
+    thr_eff = np.minimum(np.asarray(thrs, dtype=np.float64), 1 - 1e-10)
+    TT = len(thrs)
+    T = len(params.iou_thrs)
+
+    # ---- ground truths, grouped by (image, category), file order inside a group
+    g_group = gt.image * K + gt.category
+    g_rows = np.argsort(g_group, kind="stable").astype(np.int64)
+    g_key = g_group[g_rows]
+    g_start = _group_starts(g_key, n_groups)
+    g_crowd = gt.iscrowd[g_rows]
+    g_base_ign = gt.iscrowd | gt.difficult
+    if params.honor_ignore:
+        g_base_ign = g_base_ign | gt.ignore
+    g_base_ign = g_base_ign[g_rows]
+    g_area = gt.area[g_rows]
+    nG = g_rows.shape[0]
+
+    # ---- detections: stable sort by score inside each group, keep the first max_det
+    d_group_all = pred.image * K + pred.category
+    order = np.lexsort((np.arange(len(pred)), -pred.score, d_group_all))
+    d_group_sorted = d_group_all[order]
+    d_start_all = _group_starts(d_group_sorted, n_groups)
+    rank_all = np.arange(order.shape[0]) - d_start_all[d_group_sorted]
+    keep = rank_all < max_det
+    d_rows = order[keep].astype(np.int64)
+    d_group = d_group_sorted[keep]
+    d_rank = rank_all[keep].astype(np.int64)
+    nD = d_rows.shape[0]
+    d_score = pred.score[d_rows]
+    d_area = pred.area[d_rows]
+
+    # ---- candidate pairs: every detection with every ground truth of its group
+    d_gstart = g_start[d_group]
+    d_ng = g_start[d_group + 1] - d_gstart
+    n_pairs = int(d_ng.sum())
+    pair_det = np.repeat(np.arange(nD, dtype=np.int64), d_ng)
+    first_pair = np.cumsum(d_ng) - d_ng
+    pair_gt = (
+        np.repeat(d_gstart, d_ng) + np.arange(n_pairs, dtype=np.int64) - np.repeat(first_pair, d_ng)
+    )
+    if params.iou_type == "segm":
+        pair_iou = _pair_iou_segm(
+            ds, pair_det, pair_gt, d_rows, g_rows, g_crowd, d_gstart, d_ng
+        )
+    else:
+        pair_iou = _pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_gt], g_crowd[pair_gt])
+    pair_rank = d_rank[pair_det]
+    gpos = pair_gt  # position in file order inside the group (monotone with it)
+
+    area_defined = ds.pixel_units
+    rngs = params.area_rngs if area_defined else params.area_rngs[:1]
+    A = len(params.area_rngs)
+    M = len(params.max_dets)
+    R = params.rec_thrs.shape[0]
+    precision = -np.ones((T, R, K, A, M))
+    recall = -np.ones((T, K, A, M))
+
+    d_cat = pred.category[d_rows]
+    d_img = pred.image[d_rows]
+    acc_order = np.lexsort((d_rank, d_img, -d_score, d_cat))
+    g_cat_sorted = gt.category[g_rows]
+
+    op: dict[str, Any] = {}
+    for a, (_name, lo, hi) in enumerate(rngs):
+        g_ign = g_base_ign | (g_area < lo) | (g_area > hi)
+        prio = ~g_ign[pair_gt]
+        # preference inside each detection: non-ignored first, then IoU, later GT on ties
+        pref = np.lexsort((-gpos, -pair_iou, ~prio, pair_det, pair_rank))
+        p_det = pair_det[pref]
+        p_gt = pair_gt[pref]
+        p_iou = pair_iou[pref]
+        p_crowd = g_crowd[p_gt]
+        rank_bounds = np.searchsorted(pair_rank[pref], np.arange(max_det + 1), side="left")
+        matched = np.zeros((TT, nG), dtype=bool)
+        dt_m = np.full((TT, nD), -1, dtype=np.int64)
+        dt_iou = np.zeros((TT, nD), dtype=np.float64)
+        for k in range(max_det):
+            s, e = int(rank_bounds[k]), int(rank_bounds[k + 1])
+            if s == e:
+                continue
+            pg = p_gt[s:e]
+            pi = p_iou[s:e]
+            elig = (pi[None, :] >= thr_eff[:, None]) & (p_crowd[s:e][None, :] | ~matched[:, pg])
+            m = e - s
+            pd = p_det[s:e]
+            seg = np.flatnonzero(np.r_[True, pd[1:] != pd[:-1]])
+            idx = np.where(elig, np.arange(m), m)
+            first = np.minimum.reduceat(idx, seg, axis=1)
+            t_i, s_i = np.nonzero(first < m)
+            chosen = first[t_i, s_i] + s
+            gsel = p_gt[chosen]
+            dsel = p_det[chosen]
+            matched[t_i, gsel] = True
+            dt_m[t_i, dsel] = gsel
+            dt_iou[t_i, dsel] = p_iou[chosen]
+        hit = dt_m >= 0
+        dt_ig = np.where(hit, g_ign[np.maximum(dt_m, 0)], False)
+        d_out = (d_area < lo) | (d_area > hi)
+        dt_ig |= ~hit & d_out[None, :]
+        npig = np.bincount(g_cat_sorted[~g_ign], minlength=K)
+        if a == 0:
+            op = {
+                "tp": hit[op_t] & ~dt_ig[op_t],
+                "fp": ~hit[op_t] & ~dt_ig[op_t],
+                "iou": dt_iou[op_t],
+                "gt": np.where(hit[op_t], g_rows[np.maximum(dt_m[op_t], 0)], -1),
+                "npig": npig,
+                "gt_keep": ~g_ign,
+            }
+        _accumulate(
+            precision, recall, a, params, npig, acc_order, d_cat, d_rank, dt_m[:T], dt_ig[:T], K
+        )
+
+    n_det = np.bincount(pred.category, minlength=K).astype(np.int64)
+    gt_keep = np.zeros(len(gt), dtype=bool)
+    gt_keep[g_rows] = op["gt_keep"]
+    return CocoEval(
+        precision=precision,
+        recall=recall,
+        params=params,
+        area_defined=area_defined,
+        n_gt=op["npig"].astype(np.int64),
+        n_det=n_det,
+        op_det=d_rows,
+        op_tp=op["tp"],
+        op_fp=op["fp"],
+        op_iou=op["iou"],
+        op_gt=op["gt"].astype(np.int64),
+        gt_keep=gt_keep,
+    )
+
+
+def _min_counts(npig: IntArray, rec_thrs: FloatArray) -> IntArray:
+    """For each category and recall point r: the least c with ``c / npig >= r`` in float64
+    (the exact comparison pycocotools' searchsorted makes on ``rc = tp / npig``)."""
+    n = np.maximum(npig, 1).astype(np.float64)[:, None]
+    r = rec_thrs[None, :]
+    c = np.clip(np.ceil(r * n), 0, n + 1)
+    for _ in range(3):  # fix the float rounding of ceil(r * n) either way
+        down = (c > 0) & ((c - 1) / n >= r)
+        c = np.where(down, c - 1, c)
+        up = (c <= n) & (c / n < r)
+        c = np.where(up, c + 1, c)
+    return c.astype(np.int64)
+
+
+def _accumulate(
+    precision: FloatArray,
+    recall: FloatArray,
+    a: int,
+    params: CocoParams,
+    npig: IntArray,
+    acc_order: IntArray,
+    d_cat: IntArray,
+    d_rank: IntArray,
+    dt_m: IntArray,
+    dt_ig: BoolArray,
+    K: int,
+) -> None:
+    R = params.rec_thrs.shape[0]
+    cmin = _min_counts(npig, params.rec_thrs)  # (K, R)
+    valid_k = npig > 0
+    for mi, max_det in enumerate(params.max_dets):
+        sel = acc_order[d_rank[acc_order] < max_det]
+        cat = d_cat[sel]
+        starts = np.searchsorted(cat, np.arange(K + 1), side="left")
+        n = sel.shape[0]
+        seg_len = starts[1:] - starts[:-1]
+        for t in range(dt_m.shape[0]):
+            m = dt_m[t, sel]
+            ig = dt_ig[t, sel]
+            tps = (m >= 0) & ~ig
+            fps = (m < 0) & ~ig
+            tp_c = np.cumsum(tps)
+            fp_c = np.cumsum(fps)
+            base_tp = np.where(starts[:-1] > 0, tp_c[np.maximum(starts[:-1] - 1, 0)], 0)
+            base_fp = np.where(starts[:-1] > 0, fp_c[np.maximum(starts[:-1] - 1, 0)], 0)
+            tp_i = tp_c - np.repeat(base_tp, seg_len)
+            fp_i = fp_c - np.repeat(base_fp, seg_len)
+            tp = tp_i.astype(np.float64)
+            fp = fp_i.astype(np.float64)
+            pr = tp / (fp + tp + np.spacing(1))
+            # recall at the end of each category's run
+            last = starts[1:] - 1
+            has = (seg_len > 0) & valid_k
+            rc_last = np.zeros(K)
+            if n:
+                rc_last[has] = tp[last[has]] / npig[has]
+            recall[t, valid_k, a, mi] = rc_last[valid_k]
+            # first index in each run where tp >= cmin[k, r]  (== searchsorted(rc, r, 'left'))
+            big = int(npig.max(initial=0)) + 2
+            key = np.repeat(np.arange(K, dtype=np.int64), seg_len) * big + tp_i
+            target = np.arange(K, dtype=np.int64)[:, None] * big + cmin
+            b = np.searchsorted(key, target.reshape(-1), side="left").reshape(K, R)
+            ends = starts[1:][:, None]
+            if n:
+                bounds = np.concatenate([b, ends], axis=1).reshape(-1)  # (K*(R+1),)
+                # a sentinel keeps every bound (<= n) a valid reduceat index
+                blk = np.maximum.reduceat(np.r_[pr, -np.inf], bounds)
+                nxt = np.r_[bounds[1:], n]
+                blk = np.where(bounds < nxt, blk, -np.inf).reshape(K, R + 1)[:, :R]
+                suf = np.maximum.accumulate(blk[:, ::-1], axis=1)[:, ::-1]
+                q = np.where(b < ends, suf, 0.0)
+            else:
+                q = np.zeros((K, R))
+            precision[t, :, valid_k, a, mi] = q[valid_k]
+
+
+def _summarize(
+    ev: CocoEval,
+    *,
+    ap: bool,
+    iou_thr: float | None = None,
+    area: int = 0,
+    max_det_index: int = -1,
+    k: int | None = None,
+) -> float | None:
+    p = ev.params
+    if area != 0 and not ev.area_defined:
+        return None
+    if ap:
+        s = ev.precision
+        if iou_thr is not None:
+            t = np.where(iou_thr == p.iou_thrs)[0]
+            if t.size == 0:
+                return None
+            s = s[t]
+        s = s[:, :, :, area, max_det_index] if k is None else s[:, :, k, area, max_det_index]
+    else:
+        s = ev.recall
+        if iou_thr is not None:
+            t = np.where(iou_thr == p.iou_thrs)[0]
+            if t.size == 0:
+                return None
+            s = s[t]
+        s = s[:, :, area, max_det_index] if k is None else s[:, k, area, max_det_index]
+    vals = s[s > -1]
+    if vals.size == 0:
+        return None
+    return float(np.mean(vals))
+
+
+def stats(ev: CocoEval, k: int | None = None) -> dict[str, float | None]:
+    """The 12 pycocotools stats (keys ``AR<m>`` follow the actual maxDets)."""
+    md = ev.params.max_dets
+    out: dict[str, float | None] = {
+        "AP": _summarize(ev, ap=True, k=k),
+        "AP50": _summarize(ev, ap=True, iou_thr=0.5, k=k),
+        "AP75": _summarize(ev, ap=True, iou_thr=0.75, k=k),
+        "APs": _summarize(ev, ap=True, area=1, k=k),
+        "APm": _summarize(ev, ap=True, area=2, k=k),
+        "APl": _summarize(ev, ap=True, area=3, k=k),
+    }
+    for i, m in enumerate(md):
+        out[f"AR{m}"] = _summarize(ev, ap=False, max_det_index=i, k=k)
+    out["ARs"] = _summarize(ev, ap=False, area=1, k=k)
+    out["ARm"] = _summarize(ev, ap=False, area=2, k=k)
+    out["ARl"] = _summarize(ev, ap=False, area=3, k=k)
+    return out
+
+
+def evaluate_coco(ds: Dataset, params: CocoParams | None = None) -> Result:
+    params = params or CocoParams()
+    ev = run(ds, params)
+    K = len(ds.categories)
+    pred = ds.pred
+    det_score = pred.score[ev.op_det]
+    det_cat = pred.category[ev.op_det]
+    n_gt_total = int(ev.n_gt.sum())
+    score_thr = params.score_thr
+    if score_thr is None:
+        score_thr = best_f1_threshold(det_score, ev.op_tp, ev.op_fp, n_gt_total)
+    summary: dict[str, Any] = dict(stats(ev))
+    summary.update(
+        operating_point(
+            det_score,
+            ev.op_tp,
+            ev.op_fp,
+            ev.op_iou,
+            n_gt_total,
+            score_thr=score_thr,
+            iou_thr=params.op_iou_thr,
+        )
+    )
+    per_class: list[dict[str, Any]] = []
+    for k in range(K):
+        sel = det_cat == k
+        row: dict[str, Any] = {
+            "category_id": _plain(ds.categories.ids[k]),
+            "name": ds.categories.label(k),
+            "n_gt": int(ev.n_gt[k]),
+            "n_det": int(ev.n_det[k]),
+        }
+        row.update(stats(ev, k))
+        row.update(
+            operating_point(
+                det_score[sel],
+                ev.op_tp[sel],
+                ev.op_fp[sel],
+                ev.op_iou[sel],
+                int(ev.n_gt[k]),
+                score_thr=score_thr,
+                iou_thr=params.op_iou_thr,
+            )
+        )
+        per_class.append(row)
+    result_params: dict[str, Any] = {
+        "protocol": "coco",
+        "iou_type": params.iou_type,
+        "iou_thrs": [float(t) for t in params.iou_thrs],
+        "rec_thrs": int(params.rec_thrs.shape[0]),
+        "max_dets": list(params.max_dets),
+        "area_ranges": {n: [lo, hi] for n, lo, hi in params.area_rngs},
+        "honor_ignore": params.honor_ignore,
+        "op_iou_thr": params.op_iou_thr,
+        "score_thr": score_thr,
+        "score_thr_source": "given" if params.score_thr is not None else "max-f1",
+        "area_ranges_defined": ev.area_defined,
+    }
+    matches = _matches(ds, ev, score_thr) if params.want_matches else None
+    return Result(summary=summary, per_class=per_class, params=result_params, matches=matches)
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _matches(ds: Dataset, ev: CocoEval, score_thr: float | None) -> Matches:
+    pred, gt = ds.pred, ds.gt
+    rows = ev.op_det
+    score = pred.score[rows]
+    keep = score >= score_thr if score_thr is not None else np.ones(rows.shape, dtype=bool)
+    rows, score = rows[keep], score[keep]
+    tp, fp, iou_v, g = ev.op_tp[keep], ev.op_fp[keep], ev.op_iou[keep], ev.op_gt[keep]
+    outcome = np.where(tp, "TP", np.where(fp, "FP", "ignored")).astype(object)
+    matched = np.zeros(len(gt), dtype=bool)
+    matched[g[g >= 0]] = True
+    missed = np.flatnonzero(ev.gt_keep & ~matched)
+    keys = ds.images.keys
+    cats = ds.categories
+    image = [keys[i] for i in pred.image[rows]] + [keys[i] for i in gt.image[missed]]
+    category = [cats.label(c) for c in pred.category[rows]] + [
+        cats.label(c) for c in gt.category[missed]
+    ]
+    gt_ids = np.where(g >= 0, gt.ids[np.maximum(g, 0)], -1)
+    columns = {
+        "image": image,
+        "category": category,
+        "pred_id": np.r_[pred.ids[rows], np.full(missed.shape, -1)].astype(np.int64),
+        "gt_id": np.r_[gt_ids, gt.ids[missed]].astype(np.int64),
+        "score": np.r_[score, np.full(missed.shape, np.nan)],
+        "iou": np.r_[np.where(g >= 0, iou_v, np.nan), np.full(missed.shape, np.nan)],
+        "outcome": list(outcome) + ["FN"] * int(missed.shape[0]),
+    }
+    return Matches(columns)

@@ -1,0 +1,212 @@
+"""Reporters: a Result -> rich table, CSV, JSON or markdown text (strings; no I/O here).
+
+CSV and JSON carry full float precision (shortest round-trip repr); tables round to four
+decimals for reading. Undefined values are empty in CSV, ``null`` in JSON, ``-`` in tables.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .result import Matches, Result
+
+OUTPUTS = ("table", "csv", "json", "markdown")
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def _csv_cell(v: Any) -> str:
+    v = _plain(v)
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _short(v: Any) -> str:
+    v = _plain(v)
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    return str(v)
+
+
+def columns(result: Result, per_class: bool) -> list[str]:
+    cols = ["category_id", "name"] + list(result.summary)
+    if per_class:
+        for row in result.per_class:
+            for key in row:
+                if key not in cols:
+                    cols.append(key)
+    return cols
+
+
+def rows(result: Result, per_class: bool) -> list[dict[str, Any]]:
+    overall: dict[str, Any] = {"category_id": None, "name": "all", **result.summary}
+    out = [overall]
+    if per_class:
+        out.extend(result.per_class)
+    return out
+
+
+def to_csv(result: Result, *, per_class: bool = False) -> str:
+    cols = columns(result, per_class)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for row in rows(result, per_class):
+        w.writerow([_csv_cell(row.get(c)) for c in cols])
+    return buf.getvalue()
+
+
+def _json_ready(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_ready(v) for v in obj]
+    return _plain(obj)
+
+
+def to_json(result: Result) -> str:
+    doc = {
+        "summary": _json_ready(result.summary),
+        "per_class": _json_ready(result.per_class),
+        "params": _json_ready(result.params),
+    }
+    return json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(_md_escape(h) for h in header) + " |"]
+    lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+    for r in body:
+        lines.append("| " + " | ".join(_md_escape(c) for c in r) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def summary_pairs(result: Result) -> list[tuple[str, str]]:
+    return [(k, _short(v)) for k, v in result.summary.items()]
+
+
+# per-class columns shown in tables/markdown (all of them are in CSV/JSON), with short
+# headers so that a table stays within 80 columns without truncating a number
+_CLASS_TABLE_KEYS = (
+    ("AP", "AP"),
+    ("AP50", "AP50"),
+    ("AP75", "AP75"),
+    ("AR100", "AR100"),
+    ("mAP", "mAP"),
+    ("IoU", "IoU"),
+    ("n_gt", "gt"),
+    ("n_det", "det"),
+    ("precision", "P"),
+    ("recall", "R"),
+    ("f1", "F1"),
+)
+
+
+def _short3(v: Any) -> str:
+    v = _plain(v)
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return _short(v)
+
+
+def class_table_keys(result: Result) -> list[tuple[str, str]]:
+    present: list[tuple[str, str]] = []
+    for key, header in _CLASS_TABLE_KEYS:
+        if any(key in row for row in result.per_class):
+            present.append((key, header))
+    if not present and result.per_class:
+        present = [(k, k) for k in result.per_class[0] if k not in ("category_id", "name")][:8]
+    return present
+
+
+def to_markdown(result: Result, *, per_class: bool = False) -> str:
+    out = _md_table(["metric", "value"], summary_pairs(result))
+    if per_class and result.per_class:
+        keys = class_table_keys(result)
+        body = [[str(r.get("name"))] + [_short(r.get(k)) for k, _ in keys] for r in result.per_class]
+        out += "\n" + _md_table(["class"] + [h for _, h in keys], body)
+    return out
+
+
+def render_table(result: Result, *, per_class: bool = False, title: str = "iou-eval") -> Any:
+    """A rich renderable (imported lazily: only the table output needs rich)."""
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+
+    pairs = summary_pairs(result)
+    half = (len(pairs) + 1) // 2
+    summary = Table(title=title, show_header=True, header_style="bold", expand=False)
+    summary.add_column("metric", no_wrap=True)
+    summary.add_column("value", justify="right", no_wrap=True)
+    summary.add_column("metric", no_wrap=True)
+    summary.add_column("value", justify="right", no_wrap=True)
+    for i in range(half):
+        left = pairs[i]
+        right = pairs[i + half] if i + half < len(pairs) else ("", "")
+        summary.add_row(left[0], left[1], right[0], right[1])
+    parts: list[Any] = [summary]
+    if per_class and result.per_class:
+        keys = class_table_keys(result)
+        cells = [[_short3(r.get(k)) for k, _ in keys] for r in result.per_class]
+        t = Table(show_header=True, header_style="bold", expand=False, box=box.SIMPLE_HEAD)
+        t.add_column("class", overflow="fold", min_width=8)
+        for j, (_, header) in enumerate(keys):
+            width = max([len(header)] + [len(c[j]) for c in cells])
+            t.add_column(header, justify="right", no_wrap=True, min_width=width)
+        for r, c in zip(result.per_class, cells):
+            t.add_row(str(r.get("name")), *c)
+        parts.append(t)
+    return Group(*parts)
+
+
+MATCH_COLUMNS = ("image", "category", "pred_id", "gt_id", "score", "iou", "outcome")
+
+
+def matches_csv(matches: Matches) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(MATCH_COLUMNS)
+    cols = [matches.columns[c] for c in MATCH_COLUMNS]
+    for i in range(len(matches)):
+        cells = []
+        for name, col in zip(MATCH_COLUMNS, cols):
+            v = _plain(col[i])
+            if name in ("pred_id", "gt_id") and v == -1:
+                v = None
+            cells.append(_csv_cell(v))
+        w.writerow(cells)
+    return buf.getvalue()
+
+
+def matrix_csv(m: Any) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([""] + [f"b{j}" for j in range(m.shape[1])])
+    for i in range(m.shape[0]):
+        w.writerow([f"a{i}"] + [repr(float(x)) for x in m[i]])
+    return buf.getvalue()
