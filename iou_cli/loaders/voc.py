@@ -1,0 +1,231 @@
+"""Pascal VOC XML: a folder of one ``.xml`` per image (or a single file).
+
+Each file gives ``<size>`` (optional) and ``<object>`` elements with ``<name>``, ``<bndbox>``
+(``xmin ymin xmax ymax``, integer or float), ``<difficult>`` (missing = 0) and, for
+predictions, ``<score>`` or ``<confidence>``. The image key is the XML file's stem (the VOC
+convention: ``Annotations/2007_000027.xml`` describes ``JPEGImages/2007_000027.jpg``).
+Files are read in name order, so ties between equal scores break the same way every time.
+Parsing goes through defusedxml: no entity expansion, no external entities or DTDs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..data import Boxes, Categories, Images, Side
+from ..errors import InputError
+
+_COORDS = ("xmin", "ymin", "xmax", "ymax")
+
+
+def voc_files(path: str) -> tuple[str, list[str]]:
+    """``(folder, sorted xml file names)`` for a VOC folder, its ``Annotations/`` or one file."""
+    if os.path.isfile(path):
+        return os.path.dirname(path) or ".", [os.path.basename(path)]
+    folder = path
+    sub = os.path.join(path, "Annotations")
+    if os.path.isdir(sub) and not any(n.lower().endswith(".xml") for n in os.listdir(path)):
+        folder = sub
+    names = sorted(n for n in os.listdir(folder) if n.lower().endswith(".xml"))
+    if not names:
+        raise InputError(path, None, "no .xml files in this folder (expected Pascal VOC XML)")
+    return folder, names
+
+
+def _parse(file: str) -> tuple[Any, dict[int, int]]:
+    """Root element and ``id(element) -> line`` for every element of one XML file."""
+    import xml.etree.ElementTree as ET  # noqa: N817
+
+    from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
+    from defusedxml.ElementTree import DefusedXMLParser
+
+    lines: dict[int, int] = {}
+
+    class _Builder(ET.TreeBuilder):
+        parser: Any = None
+
+        def start(self, tag: Any, attrs: Any) -> Any:
+            el = super().start(tag, attrs)
+            lines[id(el)] = self.parser.parser.CurrentLineNumber if self.parser else 0
+            return el
+
+    builder = _Builder()
+    parser = DefusedXMLParser(target=builder, forbid_dtd=False)
+    builder.parser = parser
+    try:
+        with open(file, "rb") as f:
+            parser.feed(f.read())
+        root = parser.close()
+    except ET.ParseError as e:
+        line = getattr(e, "position", (None,))[0]
+        raise InputError(
+            file, line, f"not well-formed XML: {e.msg if hasattr(e, 'msg') else e}"
+        ) from None
+    except (EntitiesForbidden, ExternalReferenceForbidden, DTDForbidden) as e:
+        raise InputError(
+            file, None, f"refused: {type(e).__name__} (entities are not expanded)"
+        ) from None
+    except OSError as e:
+        raise InputError(file, None, f"cannot read: {e.strerror or e}") from None
+    return root, lines
+
+
+def _text(el: Any) -> str | None:
+    if el is None or el.text is None:
+        return None
+    t = str(el.text).strip()
+    return t or None
+
+
+def _number(el: Any, file: str, line: int, what: str) -> float:
+    t = _text(el)
+    if t is None:
+        raise InputError(file, line, f"missing <{what}>")
+    try:
+        v = float(t)
+    except ValueError:
+        raise InputError(file, line, f"<{what}>: expected a number, got {t[:20]!r}") from None
+    if not math.isfinite(v):
+        raise InputError(file, line, f"<{what}>: expected a finite number, got {t!r}")
+    return v
+
+
+def _flag(el: Any, file: str, line: int, what: str) -> bool:
+    t = _text(el)
+    if t is None:
+        return False
+    low = t.lower()
+    if low in ("0", "false", "no"):
+        return False
+    if low in ("1", "true", "yes"):
+        return True
+    try:
+        return float(t) != 0.0
+    except ValueError:
+        raise InputError(file, line, f"<{what}>: expected 0 or 1, got {t[:20]!r}") from None
+
+
+def load_voc(
+    path: str,
+    *,
+    role: str,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Side:
+    """Read a VOC folder (or one XML file). ``role`` is ``"pred"`` or ``"gt"``.
+
+    Predictions need a ``<score>`` or ``<confidence>`` on every object.
+    """
+    folder, names = voc_files(path)
+    keys: list[str] = []
+    widths: list[float] = []
+    heights: list[float] = []
+    cat_index: dict[str, int] = {}
+    xyxy: list[list[float]] = []
+    img: list[int] = []
+    cat: list[int] = []
+    score: list[float] = []
+    difficult: list[bool] = []
+    loc_file: list[int] = []
+    loc_line: list[int] = []
+    scored = 0
+    total = len(names)
+    for fi, name in enumerate(names):
+        file = os.path.join(folder, name)
+        root, lines = _parse(file)
+        if root.tag != "annotation":
+            raise InputError(file, lines.get(id(root)), f"expected <annotation>, got <{root.tag}>")
+        k = len(keys)
+        keys.append(os.path.splitext(name)[0])
+        w = h = math.nan
+        size = root.find("size")
+        if size is not None:
+            for tag in ("width", "height"):
+                el = size.find(tag)
+                if _text(el) is None:
+                    continue
+                v = _number(el, file, lines.get(id(el), 0), f"size/{tag}")
+                if v > 0:
+                    if tag == "width":
+                        w = v
+                    else:
+                        h = v
+        widths.append(w)
+        heights.append(h)
+        for obj in root.findall("object"):
+            line = lines.get(id(obj), 0)
+            nm = _text(obj.find("name"))
+            if nm is None:
+                raise InputError(file, line, "<object> without a <name>")
+            bb = obj.find("bndbox")
+            if bb is None:
+                raise InputError(file, line, f"<object> {nm!r} without a <bndbox>")
+            coords = []
+            for tag in _COORDS:
+                el = bb.find(tag)
+                at = lines.get(id(el), lines.get(id(bb), line)) if el is not None else line
+                coords.append(_number(el, file, at, f"bndbox/{tag}"))
+            if coords[2] < coords[0] or coords[3] < coords[1]:
+                raise InputError(
+                    file,
+                    lines.get(id(bb), line),
+                    f"<bndbox> of {nm!r} is inverted (xmax < xmin or ymax < ymin): {coords}",
+                )
+            s_el = obj.find("score")
+            if s_el is None:
+                s_el = obj.find("confidence")
+            if s_el is not None and _text(s_el) is not None:
+                score.append(_number(s_el, file, lines.get(id(s_el), line), s_el.tag))
+                scored += 1
+            else:
+                if role == "pred":
+                    raise InputError(
+                        file,
+                        line,
+                        f"prediction {nm!r} has no <score> or <confidence> "
+                        "(predictions come first: iou-eval PREDICTIONS GROUND_TRUTH)",
+                    )
+                score.append(math.nan)
+            d_el = obj.find("difficult")
+            difficult.append(_flag(d_el, file, lines.get(id(d_el), line), "difficult"))
+            xyxy.append(coords)
+            img.append(k)
+            cat.append(cat_index.setdefault(nm, len(cat_index)))
+            loc_file.append(fi)
+            loc_line.append(line)
+        if progress is not None:
+            progress(role, fi + 1, total)
+
+    # categories in name order (VOC has no ids): stable, readable per-class rows
+    order = sorted(cat_index, key=str)
+    remap = np.empty(len(order), dtype=np.int64)
+    for new, nm in enumerate(order):
+        remap[cat_index[nm]] = new
+    n = len(xyxy)
+    cat_arr = remap[np.asarray(cat, dtype=np.int64)] if n else np.zeros(0, dtype=np.int64)
+    boxes = Boxes.build(
+        np.asarray(xyxy, dtype=np.float64).reshape(n, 4),
+        image=np.asarray(img, dtype=np.int64),
+        category=cat_arr,
+        score=np.asarray(score, dtype=np.float64),
+        difficult=np.asarray(difficult, dtype=bool) if role == "gt" else None,
+        ids=np.arange(1, n + 1, dtype=np.int64),
+        origin=np.arange(n, dtype=np.int64),
+    )
+    rel = [
+        os.path.relpath(os.path.join(folder, nm), path) if os.path.isdir(path) else nm
+        for nm in names
+    ]
+
+    def locator(origin: int) -> str:
+        return f"{rel[loc_file[origin]]}:{loc_line[origin]}"
+
+    images = Images(list(keys), list(keys), np.asarray(widths), np.asarray(heights))
+    categories = Categories([None] * len(order), list(order))
+    has_scores = n > 0 and scored == n
+    notes = {"files": total, "difficult": int(np.count_nonzero(boxes.difficult))}
+    return Side(path, "voc", images, categories, boxes, has_scores, notes, locator)

@@ -1,0 +1,368 @@
+"""YOLO txt: one ``.txt`` per image, one box per line, coordinates normalised to [0, 1].
+
+Line layouts:
+
+* ground truth: ``class cx cy w h``
+* predictions, ``yolo`` (Ultralytics ``save_conf``): ``class cx cy w h conf``
+* predictions, ``yolo-darknet``: ``class conf cx cy w h``
+
+Folder layouts: flat (txt files in the folder), ``labels/`` (searched recursively), and the
+darknet ``obj.data`` + ``obj_train_data/`` layout. Class names come from ``obj.names``,
+``classes.txt``, a ``*.names`` file or ``data.yaml`` found with the labels, or an explicit
+names file. An empty txt file is an image without objects; blank lines and CRLF are fine.
+
+Boxes stay normalised (``Boxes.normalized``) unless every image's size is known; then they
+are scaled to pixels here. ``sniff.load_dataset`` scales them later with sizes taken from
+the other side when that side is in pixels.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Hashable
+
+import numpy as np
+
+from ..data import Boxes, Categories, Images, Side
+from ..errors import InputError
+
+# txt files that are never label files
+_META_TXT = {"classes.txt", "readme.txt", "train.txt", "val.txt", "valid.txt", "test.txt"}
+_NAMES_FILES = ("obj.names", "classes.txt", "data.yaml", "dataset.yaml", "data.yml")
+
+
+def _read_text(file: str) -> str:
+    try:
+        with open(file, encoding="utf-8-sig", newline=None) as f:
+            return f.read()
+    except UnicodeDecodeError as e:
+        raise InputError(file, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise InputError(file, None, f"cannot read: {e.strerror or e}") from None
+
+
+def _yaml_names(file: str) -> list[str]:
+    """``names:`` of an Ultralytics data.yaml: an inline list, a block list or an index map."""
+    text = _read_text(file).splitlines()
+    for i, raw in enumerate(text):
+        if not raw.startswith("names:"):
+            continue
+        rest = raw[len("names:") :].split(" #")[0].strip()
+        if rest.startswith("["):
+            body = rest
+            j = i
+            while "]" not in body and j + 1 < len(text):
+                j += 1
+                body += " " + text[j].strip()
+            items = body.strip()[1:].split("]")[0].split(",")
+            return [_unquote(x) for x in items if x.strip()]
+        if rest.startswith("{"):
+            items = rest.strip("{} ").split(",")
+            pairs = [x.split(":", 1) for x in items if x.strip()]
+            return _indexed(file, i + 1, [(a, b) for a, b in pairs])
+        block: list[tuple[str, str]] = []
+        plain: list[str] = []
+        for j in range(i + 1, len(text)):
+            line = text[j].split(" #")[0].rstrip()
+            if not line.strip():
+                continue
+            if not line[:1].isspace():
+                break
+            s = line.strip()
+            if s.startswith("- "):
+                plain.append(_unquote(s[2:]))
+            elif ":" in s:
+                a, b = s.split(":", 1)
+                block.append((a, b))
+        return plain if plain else _indexed(file, i + 1, block)
+    raise InputError(file, None, "no 'names:' entry (expected the class names of the dataset)")
+
+
+def _unquote(s: str) -> str:
+    s = s.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
+        return s[1:-1]
+    return s
+
+
+def _indexed(file: str, line: int, pairs: list[tuple[str, str]]) -> list[str]:
+    out: dict[int, str] = {}
+    for a, b in pairs:
+        try:
+            out[int(a.strip())] = _unquote(b)
+        except ValueError:
+            raise InputError(
+                file, line, f"names: expected 'index: name', got {a.strip()!r}"
+            ) from None
+    if sorted(out) != list(range(len(out))):
+        raise InputError(file, line, "names: class indices must be 0, 1, 2, ... without gaps")
+    return [out[k] for k in range(len(out))]
+
+
+def read_names(file: str) -> list[str]:
+    """Class names from a names file (one per line) or a YAML file with ``names:``."""
+    if file.lower().endswith((".yaml", ".yml")):
+        names = _yaml_names(file)
+    else:
+        names = []
+        lines = _read_text(file).splitlines()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        for i, line in enumerate(lines, 1):
+            name = line.strip()
+            if not name:
+                raise InputError(file, i, "empty class name (one name per line, no gaps)")
+            names.append(name)
+    seen: dict[str, int] = {}
+    for i, nm in enumerate(names):
+        if nm in seen:
+            raise InputError(
+                file, None, f"class name {nm!r} appears twice (classes {seen[nm]} and {i})"
+            )
+        seen[nm] = i
+    if not names:
+        raise InputError(file, None, "no class names in this file")
+    return names
+
+
+def find_names(label_dir: str, root: str) -> str | None:
+    """A names file next to the labels, in the given folder or its parent (first found)."""
+    dirs = []
+    for d in (label_dir, root, os.path.dirname(os.path.abspath(root))):
+        if d not in dirs and os.path.isdir(d):
+            dirs.append(d)
+    for d in dirs:
+        for name in _NAMES_FILES:
+            p = os.path.join(d, name)
+            if os.path.isfile(p):
+                return p
+        extra = sorted(n for n in os.listdir(d) if n.endswith(".names"))
+        if extra:
+            return os.path.join(d, extra[0])
+    return None
+
+
+def label_files(path: str) -> tuple[str, list[str]]:
+    """``(label folder, sorted relative txt paths)`` of a YOLO layout.
+
+    ``obj.data`` + ``obj_train_data/`` (darknet), ``labels/`` (recursive), else the txt files
+    of the folder itself (and of its subfolders when it has none).
+    """
+    if os.path.isfile(path):
+        return os.path.dirname(path) or ".", [os.path.basename(path)]
+    base = path
+    for sub in ("obj_train_data", "obj_valid_data", "obj_test_data", "labels"):
+        cand = os.path.join(path, sub)
+        if os.path.isdir(cand) and not _flat(path):
+            base = cand
+            break
+    files = _flat(base)
+    if not files:
+        files = _walk(base)
+    if not files:
+        raise InputError(path, None, "no .txt label files in this folder (expected YOLO txt)")
+    return base, files
+
+
+def _flat(folder: str) -> list[str]:
+    return sorted(
+        n
+        for n in os.listdir(folder)
+        if n.lower().endswith(".txt")
+        and n.lower() not in _META_TXT
+        and os.path.isfile(os.path.join(folder, n))
+    )
+
+
+def _walk(folder: str) -> list[str]:
+    out: list[str] = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for n in sorted(files):
+            if n.lower().endswith(".txt") and n.lower() not in _META_TXT:
+                out.append(os.path.relpath(os.path.join(root, n), folder))
+    return out
+
+
+def load_yolo(
+    path: str,
+    *,
+    role: str,
+    fmt: str = "yolo",
+    names_file: str | None = None,
+    sizes: dict[str, tuple[float, float]] | None = None,
+    image_size: tuple[float, float] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Side:
+    """Read a YOLO txt folder (or one txt file). ``fmt`` is ``yolo`` or ``yolo-darknet``
+    (the column order of predictions; ground truth is always ``class cx cy w h``).
+
+    ``sizes`` (stem -> W, H, e.g. from ``--images``) or ``image_size`` (every image) give
+    pixel sizes; with a size for every image the boxes are scaled to pixels.
+    """
+    base, files = label_files(path)
+    names_path = names_file or find_names(base, path)
+    names = read_names(names_path) if names_path else None
+
+    pred = role == "pred"
+    ncol = 6 if pred else 5
+    layout = (
+        "class cx cy w h"
+        if not pred
+        else ("class conf cx cy w h" if fmt == "yolo-darknet" else "class cx cy w h conf")
+    )
+    keys: list[str] = []
+    rows: list[list[float]] = []
+    cls: list[int] = []
+    img: list[int] = []
+    loc_file: list[int] = []
+    loc_line: list[int] = []
+    seen_stems: dict[str, str] = {}
+    total = len(files)
+    for fi, rel in enumerate(files):
+        file = os.path.join(base, rel)
+        stem = os.path.splitext(os.path.basename(rel))[0]
+        if stem in seen_stems:
+            raise InputError(
+                file, None, f"two label files for image {stem!r} (also {seen_stems[stem]})"
+            )
+        seen_stems[stem] = rel
+        k = len(keys)
+        keys.append(stem)
+        for ln, line in enumerate(_read_text(file).splitlines(), 1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != ncol:
+                hint = ""
+                if pred and len(parts) == 5:
+                    hint = " (no confidence: this looks like ground truth; predictions come first)"
+                raise InputError(
+                    file, ln, f"expected {ncol} columns ({layout}), got {len(parts)}{hint}"
+                )
+            try:
+                vals = [float(p) for p in parts]
+            except ValueError:
+                bad = next(p for p in parts if not _is_float(p))
+                raise InputError(file, ln, f"expected numbers, got {bad[:20]!r}") from None
+            c = vals[0]
+            if not (math.isfinite(c) and c >= 0 and c == int(c)):
+                raise InputError(
+                    file, ln, f"class: expected a non-negative integer, got {parts[0]!r}"
+                )
+            if names is not None and int(c) >= len(names):
+                raise InputError(
+                    file,
+                    ln,
+                    f"class {int(c)} is out of range: {os.path.basename(str(names_path))} "
+                    f"has {len(names)} names",
+                )
+            if pred and fmt == "yolo-darknet":
+                conf, box = vals[1], vals[2:6]
+            elif pred:
+                conf, box = vals[5], vals[1:5]
+            else:
+                conf, box = math.nan, vals[1:5]
+            for v, what in zip(box, ("cx", "cy", "w", "h"), strict=True):
+                if not (0.0 <= v <= 1.0):
+                    raise InputError(
+                        file,
+                        ln,
+                        f"{what} = {v:g} is outside [0, 1] (YOLO coordinates are normalised)",
+                    )
+            if pred and not math.isfinite(conf):
+                raise InputError(file, ln, f"confidence: expected a finite number, got {conf}")
+            rows.append([*box, conf])
+            cls.append(int(c))
+            img.append(k)
+            loc_file.append(fi)
+            loc_line.append(ln)
+        if progress is not None:
+            progress(role, fi + 1, total)
+
+    n = len(rows)
+    arr = np.asarray(rows, dtype=np.float64).reshape(n, 5)
+    cx, cy, w, h = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
+    xyxy = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+    if names is not None:
+        cat_ids: list[Hashable | None] = list(range(len(names)))
+        cat_names: list[str | None] = list(names)
+        cat_col = np.asarray(cls, dtype=np.int64)
+    else:
+        uniq = sorted(set(cls))
+        index = {c: i for i, c in enumerate(uniq)}
+        cat_ids = list(uniq)
+        cat_names = [None] * len(uniq)
+        cat_col = np.asarray([index[c] for c in cls], dtype=np.int64)
+    width = np.full(len(keys), np.nan)
+    height = np.full(len(keys), np.nan)
+    for i, stem in enumerate(keys):
+        if sizes and stem in sizes:
+            width[i], height[i] = sizes[stem]
+        elif image_size is not None:
+            width[i], height[i] = image_size
+    boxes = Boxes.build(
+        xyxy,
+        image=np.asarray(img, dtype=np.int64),
+        category=cat_col,
+        box_area=w * h,
+        area=np.full(n, np.nan),
+        score=arr[:, 4],
+        ids=np.arange(1, n + 1, dtype=np.int64),
+        origin=np.arange(n, dtype=np.int64),
+        normalized=True,
+    )
+    rel_paths = [
+        os.path.relpath(os.path.join(base, r), path) if os.path.isdir(path) else r for r in files
+    ]
+
+    def locator(origin: int) -> str:
+        return f"{rel_paths[loc_file[origin]]}:{loc_line[origin]}"
+
+    side = Side(
+        path,
+        "yolo",
+        Images(list(keys), list(keys), width, height),
+        Categories(cat_ids, cat_names),
+        boxes,
+        has_scores=pred,
+        notes={"files": total, "names": names_path},
+        locator=locator,
+    )
+    if n == 0 or bool(
+        np.isfinite(width[boxes.image]).all() and np.isfinite(height[boxes.image]).all()
+    ):
+        side = to_pixels(side, width, height)
+    return side
+
+
+def _is_float(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
+    """Scale a normalised side to pixels with per-image ``width``/``height`` (aligned with
+    ``side.images``). Corners are ``(cx -/+ w/2) * W``; the IoU area is the pixel ``w * h``.
+    Images without boxes may have unknown (NaN) sizes."""
+    from dataclasses import replace
+
+    b = side.boxes
+    if not b.normalized:
+        return side
+    wi = width[b.image]
+    hi = height[b.image]
+    scale = np.stack([wi, hi, wi, hi], axis=1)
+    xyxy = b.xyxy * scale
+    area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+    boxes = replace(b, xyxy=xyxy, box_area=area, area=area.copy(), normalized=False)
+    images = replace(
+        side.images,
+        width=np.asarray(width, dtype=np.float64),
+        height=np.asarray(height, dtype=np.float64),
+    )
+    return replace(side, boxes=boxes, images=images)

@@ -1,0 +1,230 @@
+"""The Pascal VOC protocol (VOC devkit semantics): per-class AP at one IoU threshold.
+
+Per class, detections are sorted by score across all images (stable: ties keep the order in
+which the files were read, i.e. file-name order). Each detection takes the ground truth of
+its image and class with the highest overlap, matched or not (first one on ties). At or
+above ``iou_thr`` it is a true positive if that ground truth is still unmatched, a false
+positive (duplicate) if it is matched, and neither if the ground truth is ``difficult``;
+below the threshold (or with no ground truth) it is a false positive. Recall counts the
+non-difficult ground truths. AP is the area under the interpolated precision envelope over
+all recall points (VOC2010+), or the mean of the envelope at recall 0, 0.1, ..., 1 (VOC2007,
+``use_07``). ``plus_one`` measures boxes the devkit way (``x2 - x1 + 1`` pixels wide).
+
+COCO ``iscrowd`` and ``ignore`` ground truths are treated as ``difficult`` here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data import Dataset
+from ..engine import overlap
+from ..metrics import OP_KEYS, best_f1_threshold, operating_point
+from ..result import Matches, Result, clean
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass
+class VocMatch:
+    """Per-prediction outcome (rows aligned with ``ds.pred``) and per-GT flags."""
+
+    tp: npt.NDArray[np.bool_]
+    fp: npt.NDArray[np.bool_]
+    iou: FloatArray  # best overlap with a GT of the same image and class (NaN: none)
+    gt_row: npt.NDArray[np.int64]  # that GT's row in ds.gt, -1 when none
+    order: npt.NDArray[np.int64]  # prediction rows sorted by (class, -score), stable
+    hard: npt.NDArray[np.bool_]  # GT rows that neither count nor penalise
+    hit: npt.NDArray[np.bool_]  # best overlap >= iou_thr (paired with gt_row)
+
+
+def _corners(xyxy: FloatArray, area: FloatArray, plus_one: bool) -> tuple[FloatArray, ...]:
+    x1, y1, x2, y2 = xyxy[:, 0], xyxy[:, 1], xyxy[:, 2], xyxy[:, 3]
+    if plus_one:
+        x2 = x2 + 1.0
+        y2 = y2 + 1.0
+        area = (x2 - x1) * (y2 - y1)
+    return x1, y1, x2, y2, area
+
+
+def voc_match(ds: Dataset, *, iou_thr: float = 0.5, plus_one: bool = False) -> VocMatch:
+    """Match every prediction the VOC devkit way (see the module docstring)."""
+    gt, pr = ds.gt, ds.pred
+    n_pred = len(pr)
+    hard = gt.difficult | gt.iscrowd | gt.ignore
+    g = _corners(gt.xyxy, gt.box_area, plus_one)
+    p = _corners(pr.xyxy, pr.box_area, plus_one)
+    best = np.full(n_pred, -np.inf)
+    best_row = np.full(n_pred, -1, dtype=np.int64)
+
+    # group GT and predictions by (image, class): one small IoU matrix per group
+    n_cat = max(len(ds.categories), 1)
+    g_key = gt.image * n_cat + gt.category
+    p_key = pr.image * n_cat + pr.category
+    g_order = np.argsort(g_key, kind="stable")
+    g_sorted = g_key[g_order]
+    p_order = np.argsort(p_key, kind="stable")
+    p_sorted = p_key[p_order]
+    keys, p_start = np.unique(p_sorted, return_index=True)
+    p_end = np.append(p_start[1:], n_pred)
+    g_lo: list[int] = np.asarray(np.searchsorted(g_sorted, keys, side="left")).tolist()
+    g_hi: list[int] = np.asarray(np.searchsorted(g_sorted, keys, side="right")).tolist()
+    for k in range(len(keys)):
+        lo, hi = int(g_lo[k]), int(g_hi[k])
+        if lo == hi:
+            continue
+        prow = p_order[int(p_start[k]) : int(p_end[k])]
+        grow = g_order[lo:hi]  # file order within the image (stable sort)
+        a = tuple(c[prow][:, None] for c in p)
+        b = tuple(c[grow][None, :] for c in g)
+        m = overlap(a, b)  # type: ignore[arg-type]
+        j = np.argmax(m, axis=1)  # first maximum, like the devkit
+        best[prow] = m[np.arange(len(prow)), j]
+        best_row[prow] = grow[j]
+
+    # per class, by descending score, stable
+    order = np.lexsort((-pr.score, pr.category)).astype(np.int64)
+    hit = best >= iou_thr
+    has = best_row >= 0
+    on_hard = np.zeros(n_pred, dtype=bool)
+    on_hard[has] = hard[best_row[has]]
+    cand = hit & ~on_hard
+    tp = np.zeros(n_pred, dtype=bool)
+    cand_rows = order[cand[order]]  # candidates in processing order
+    if cand_rows.size:
+        _, first = np.unique(best_row[cand_rows], return_index=True)
+        tp[cand_rows[first]] = True  # the first detection on each GT takes it
+    fp = ~tp & ~(hit & on_hard)
+    iou = np.where(has, best, np.nan)
+    return VocMatch(tp, fp, iou, best_row, order, hard, hit)
+
+
+def voc_ap(rec: FloatArray, prec: FloatArray, *, use_07: bool = False) -> float:
+    """VOC AP of one class from its cumulative recall/precision (devkit float order)."""
+    if use_07:
+        ap = 0.0
+        for t in np.arange(0.0, 1.1, 0.1):
+            sel = rec >= t
+            p = float(np.max(prec[sel])) if sel.any() else 0.0
+            ap = ap + p / 11.0
+        return ap
+    mrec = np.concatenate(([0.0], rec, [1.0]))
+    mpre = np.concatenate(([0.0], prec, [0.0]))
+    mpre = np.maximum.accumulate(mpre[::-1])[::-1]
+    i = np.flatnonzero(mrec[1:] != mrec[:-1])
+    return float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
+
+
+def class_curves(ds: Dataset, m: VocMatch, *, use_07: bool = False) -> list[dict[str, Any]]:
+    """Per category: AP (None without non-difficult GT), tp/fp over all detections,
+    n_gt (non-difficult), n_det, recall and precision arrays."""
+    out = []
+    pr_cat = ds.pred.category[m.order]
+    gt_count = np.bincount(ds.gt.category[~m.hard], minlength=len(ds.categories))
+    for c in range(len(ds.categories)):
+        rows = m.order[pr_cat == c]
+        tp = np.cumsum(m.tp[rows]).astype(np.float64)
+        fp = np.cumsum(m.fp[rows]).astype(np.float64)
+        npos = int(gt_count[c])
+        ap: float | None = None
+        rec = tp / npos if npos else np.zeros_like(tp)
+        prec = tp / np.maximum(tp + fp, np.finfo(np.float64).eps)
+        if npos:
+            ap = voc_ap(rec, prec, use_07=use_07)
+        out.append(
+            {
+                "AP": ap,
+                "tp": int(tp[-1]) if tp.size else 0,
+                "fp": int(fp[-1]) if fp.size else 0,
+                "n_gt": npos,
+                "n_det": int(rows.size),
+                "recall": rec,
+                "precision": prec,
+            }
+        )
+    return out
+
+
+def evaluate_voc(
+    ds: Dataset,
+    *,
+    iou_thr: float = 0.5,
+    use_07: bool = False,
+    plus_one: bool = False,
+    score_thr: float | None = None,
+) -> Result:
+    """Run the VOC protocol on a joined dataset; see the module docstring."""
+    m = voc_match(ds, iou_thr=iou_thr, plus_one=plus_one)
+    curves = class_curves(ds, m, use_07=use_07)
+    aps = [c["AP"] for c in curves if c["AP"] is not None]
+    m_ap = float(np.mean(aps)) if aps else None
+    score = ds.pred.score
+    n_gt = int(np.count_nonzero(~m.hard))
+    thr = score_thr if score_thr is not None else best_f1_threshold(score, m.tp, m.fp, n_gt)
+    summary: dict[str, Any] = {"mAP": m_ap}
+    summary.update(operating_point(score, m.tp, m.fp, m.iou, n_gt, score_thr=thr, iou_thr=iou_thr))
+    per_class: list[dict[str, Any]] = []
+    for c, cur in enumerate(curves):
+        sel_p = ds.pred.category == c
+        op = operating_point(
+            score[sel_p],
+            m.tp[sel_p],
+            m.fp[sel_p],
+            m.iou[sel_p],
+            cur["n_gt"],
+            score_thr=thr,
+            iou_thr=iou_thr,
+        )
+        row: dict[str, Any] = {
+            "category_id": clean(ds.categories.ids[c]),
+            "name": ds.categories.label(c),
+            "AP": cur["AP"],
+            "tp": cur["tp"],
+            "fp": cur["fp"],
+            "n_gt": cur["n_gt"],
+            "n_det": cur["n_det"],
+        }
+        row.update({k: op[k] for k in OP_KEYS})  # tp/fp at the operating point
+        per_class.append(row)
+    params: dict[str, Any] = {
+        "protocol": "voc07" if use_07 else "voc",
+        "iou_thr": float(iou_thr),
+        "plus_one": bool(plus_one),
+        "score_thr": None if score_thr is None else float(score_thr),
+        "difficult": "ignored (neither TP nor FP; not counted in recall)",
+    }
+    return Result(summary, per_class, params, matches=_matches(ds, m, thr))
+
+
+def _matches(ds: Dataset, m: VocMatch, thr: float | None) -> Matches:
+    pr, gt = ds.pred, ds.gt
+    keep = pr.score >= thr if thr is not None else np.ones(len(pr), dtype=bool)
+    rows = m.order[keep[m.order]]
+    outcome = np.where(m.tp[rows], "TP", np.where(m.fp[rows], "FP", "ignored"))
+    # a below-threshold FP has no pair: no gt_id; others name the GT they hit
+    paired = m.hit[rows]
+    gt_row = np.where(paired, m.gt_row[rows], -1)
+    ids = gt.ids[np.maximum(gt_row, 0)] if len(gt) else gt_row
+    gt_ids = np.where(gt_row >= 0, ids, -1)
+    matched = np.zeros(len(gt), dtype=bool)
+    matched[m.gt_row[rows][m.tp[rows]]] = True
+    missed = np.flatnonzero(~matched & ~m.hard)
+    keys = ds.images.keys
+    labels = [ds.categories.label(c) for c in range(len(ds.categories))]
+    cols: dict[str, Any] = {
+        "image": [keys[int(i)] for i in pr.image[rows]] + [keys[int(i)] for i in gt.image[missed]],
+        "category": [labels[int(c)] for c in pr.category[rows]]
+        + [labels[int(c)] for c in gt.category[missed]],
+        "pred_id": np.concatenate([pr.ids[rows], np.full(missed.size, -1)]).astype(np.int64),
+        "gt_id": np.concatenate([gt_ids, gt.ids[missed]]).astype(np.int64),
+        "score": np.concatenate([pr.score[rows], np.full(missed.size, np.nan)]),
+        "iou": np.concatenate(
+            [np.where(paired, m.iou[rows], np.nan), np.full(missed.size, np.nan)]
+        ),
+        "outcome": list(outcome) + ["FN"] * int(missed.size),
+    }
+    return Matches(cols)
