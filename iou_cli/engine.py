@@ -16,12 +16,18 @@ from .boxes import FloatArray, as_boxes, corners_and_area
 Corners = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]
 
 
-def overlap(a: Corners, b: Corners, crowd: npt.ArrayLike | None = None) -> FloatArray:
+def overlap(
+    a: Corners, b: Corners, crowd: npt.ArrayLike | None = None, *, clip: bool = False
+) -> FloatArray:
     """IoU of boxes given as broadcastable ``(x1, y1, x2, y2, area)`` columns.
 
     ``a`` are detections/predictions, ``b`` ground truths; where ``crowd`` (broadcast like
     ``b``) is true the union is the area of ``a`` (intersection over the prediction's area).
     This is the one kernel every IoU in iou-eval goes through.
+
+    With ``xywh`` input, ``(x + w) - x`` can exceed ``w`` by an ulp, so a near-identical
+    pair can score 1 + 2e-16, exactly as in pycocotools. The protocols keep that value (it
+    decides ties the way pycocotools does); the public API clips to 1 (``clip=True``).
     """
     ax1, ay1, ax2, ay2, aa = a
     bx1, by1, bx2, by2, ba = b
@@ -33,9 +39,11 @@ def overlap(a: Corners, b: Corners, crowd: npt.ArrayLike | None = None) -> Float
     if crowd is not None:
         crowd_arr = np.asarray(crowd, dtype=bool)
         if crowd_arr.any():
-            union = np.where(crowd_arr, aa + 0.0 * ba, union)
+            union = np.where(crowd_arr, aa, union)
     out = np.zeros(np.broadcast(inter, union).shape, dtype=np.float64)
     np.divide(inter, union, out=out, where=hit)
+    if clip:
+        np.minimum(out, 1.0, out=out)
     return out
 
 
@@ -68,7 +76,7 @@ def iou(
         crowd = crowd[None, :]
     col = tuple(c[:, None] for c in ca)
     row = tuple(c[None, :] for c in cb)
-    return overlap(col, row, crowd)  # type: ignore[arg-type]
+    return overlap(col, row, crowd, clip=True)  # type: ignore[arg-type]
 
 
 def paired_iou(a: npt.ArrayLike, b: npt.ArrayLike, *, box_format: str = "xyxy") -> FloatArray:
@@ -85,5 +93,7 @@ def paired_iou(a: npt.ArrayLike, b: npt.ArrayLike, *, box_format: str = "xyxy") 
             f"a and b: leading shapes {aa.shape[:-1]} and {bb.shape[:-1]} do not broadcast"
         ) from None
     return overlap(
-        corners_and_area(aa, box_format, name="a"), corners_and_area(bb, box_format, name="b")
+        corners_and_area(aa, box_format, name="a"),
+        corners_and_area(bb, box_format, name="b"),
+        clip=True,
     )
