@@ -1,0 +1,527 @@
+"""Segmentation IoU through ``pycocotools.mask``: RLE and polygons, never dense whole-set arrays.
+
+Three entry points:
+
+* :func:`prepare_masks` turns the raw ``segmentation`` values a COCO loader kept
+  (``Boxes.masks``) into compressed RLE dicts exactly as ``pycocotools.coco.COCO.annToRLE``
+  does (polygons -> ``frPyObjects`` + ``merge``; uncompressed RLE -> ``frPyObjects``;
+  compressed RLE as is), after checking each one: a bad mask is a located
+  :class:`~iou_cli.errors.InputError`, never a crash or a silently wrong number.
+* :func:`group_iou` is the mask kernel the COCO protocol calls once per (image, category)
+  group: ``pycocotools.mask.iou`` with the crowd rule (crowd: intersection over the
+  detection's area), empty-safe.
+* :func:`mask_iou` is the public API: dense binary masks or RLE dicts, (N, M) IoU.
+
+Compressed RLE strings are validated in one vectorised pass over all of a side's strings
+(decode the LEB128-like counts, undo the delta coding, check that every run is >= 0 and
+that the runs cover ``h * w`` pixels); only when that finds a bad string does a slow
+per-string decoder say what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .data import Boxes, Dataset
+from .errors import InputError, UsageError
+
+FloatArray = npt.NDArray[np.float64]
+RLE = dict[str, Any]  # {"size": [h, w], "counts": bytes}
+
+_MAX_TOKEN = 7  # 7 x 5 bits: enough for any run of an image below 2**31 pixels
+
+
+# --------------------------------------------------------------------------------------
+# compressed RLE strings: fast batch check, slow explanation
+
+
+def _rle_strings_ok(strings: Sequence[bytes], pixels: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """For each COCO compressed RLE string, whether it decodes (as ``maskApi.c:rleFrString``
+    does) to non-negative runs summing to ``pixels`` (``h * w``). Vectorised over all strings.
+    """
+    n = len(strings)
+    ok = np.ones(n, dtype=bool)
+    if n == 0:
+        return ok
+    need = np.asarray(pixels, dtype=np.int64).reshape(n)
+    lens = np.fromiter((len(s) for s in strings), dtype=np.int64, count=n)
+    ok &= lens > 0
+    total = int(lens.sum())
+    if total == 0:
+        return ok & (need == 0)
+    raw = np.frombuffer(b"".join(strings), dtype=np.uint8).astype(np.int64) - 48
+    sid = np.repeat(np.arange(n, dtype=np.int64), lens)
+    bad_char = (raw < 0) | (raw > 63)
+    if bad_char.any():
+        ok[np.unique(sid[bad_char])] = False
+    c = np.clip(raw, 0, 63)
+    more = (c & 0x20) != 0
+    str_end = np.cumsum(lens)[lens > 0] - 1
+    truncated = more[str_end]  # the last character says "more follows"
+    if truncated.any():
+        ok[sid[str_end[truncated]]] = False
+    tok_end = ~more
+    tok_end[str_end] = True  # never let a token run into the next string
+    tok_last = np.flatnonzero(tok_end)
+    tok_first = np.concatenate(([0], tok_last[:-1] + 1))
+    n_tok = tok_first.shape[0]
+    tok_of_char = np.repeat(np.arange(n_tok), tok_last - tok_first + 1)
+    k = np.arange(total, dtype=np.int64) - tok_first[tok_of_char]
+    tok_len = tok_last - tok_first + 1
+    tok_sid = sid[tok_first]
+    long_tok = tok_len > _MAX_TOKEN
+    if long_tok.any():
+        ok[np.unique(tok_sid[long_tok])] = False
+    shift = 5 * np.minimum(k, _MAX_TOKEN)
+    x = np.add.reduceat((c & 0x1F) << shift, tok_first)
+    neg = (c[tok_last] & 0x10) != 0
+    x = x - np.where(neg, np.left_shift(1, 5 * np.minimum(tok_len, _MAX_TOKEN + 1)), 0)
+    # delta coding: cnts[j] = x[j] + cnts[j - 2] for j > 2  ->  cumulative sums along
+    # the chains j = 1, 3, 5, ... and j = 2, 4, 6, ... of each string (j = 0 stands alone)
+    first_tok_of_str = np.searchsorted(tok_sid, np.arange(n), side="left")
+    j = np.arange(n_tok, dtype=np.int64) - first_tok_of_str[tok_sid]
+    chain = np.where(j == 0, 0, np.where(j % 2 == 1, 1, 2))
+    key = tok_sid * 3 + chain
+    order = np.argsort(key, kind="stable")
+    xs = x[order]
+    ks = key[order]
+    csum = np.cumsum(xs)
+    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1])))
+    run = np.diff(np.concatenate((starts, [n_tok]))).astype(np.int64)
+    base = np.repeat(csum[starts] - xs[starts], run)
+    cnts = np.empty(n_tok, dtype=np.int64)
+    cnts[order] = csum - base
+    has_tok = np.bincount(tok_sid, minlength=n) > 0
+    ok &= has_tok
+    idx = first_tok_of_str[has_tok]
+    covered = np.add.reduceat(cnts, idx)
+    lowest = np.minimum.reduceat(cnts, idx)
+    ok[has_tok] &= (covered == need[has_tok]) & (lowest >= 0)
+    return ok
+
+
+def _explain_rle_string(s: bytes, h: int, w: int) -> str:
+    """Why one compressed RLE string is malformed (the slow path of :func:`_rle_strings_ok`)."""
+    cnts: list[int] = []
+    p = 0
+    while p < len(s):
+        x = 0
+        k = 0
+        more = True
+        while more:
+            if p >= len(s):
+                return "malformed RLE counts: the string ends inside a run length"
+            ch = s[p] - 48
+            if not 0 <= ch <= 63:
+                shown = chr(s[p]) if 32 <= s[p] < 127 else f"\\x{s[p]:02x}"
+                return f"malformed RLE counts: character {shown!r} at position {p}"
+            if k >= _MAX_TOKEN:
+                return f"malformed RLE counts: run length too long at position {p}"
+            x |= (ch & 0x1F) << (5 * k)
+            more = bool(ch & 0x20)
+            p += 1
+            k += 1
+            if not more and ch & 0x10:
+                x -= 1 << (5 * k)
+        if len(cnts) > 2:
+            x += cnts[-2]
+        if x < 0:
+            return f"malformed RLE counts: run {len(cnts)} has negative length {x}"
+        cnts.append(x)
+    covered = sum(cnts)
+    if covered != h * w:
+        return (
+            f"malformed RLE counts: the runs cover {covered} pixels, expected {h} x {w} = {h * w}"
+        )
+    return "malformed RLE counts"  # pragma: no cover (the batch check and this one agree)
+
+
+# --------------------------------------------------------------------------------------
+# one raw segmentation value -> a checked, normalised form
+
+
+def _kind(v: object) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, str):
+        return f"a string ({v[:20]!r})"
+    if isinstance(v, list):
+        return f"a list of {len(v)}"
+    if isinstance(v, dict):
+        return "an object"
+    return repr(v)
+
+
+def _is_num(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _rle_size(segm: dict[str, Any]) -> tuple[int, int] | str:
+    size = segm.get("size")
+    if (
+        not isinstance(size, (list, tuple))
+        or len(size) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in size)
+    ):
+        return f"RLE 'size' must be [height, width], got {_kind(size)}"
+    return int(size[0]), int(size[1])
+
+
+def _check_polygons(segm: list[Any]) -> str | None:
+    """None when ``segm`` is a valid list of polygons [[x1, y1, x2, y2, ...], ...]."""
+    for j, poly in enumerate(segm):
+        if not isinstance(poly, list):
+            return f"[{j}]: expected a polygon (a list of x, y numbers), got {_kind(poly)}"
+        if len(poly) % 2:
+            return f"[{j}]: polygon with an odd number of coordinates ({len(poly)})"
+        if len(poly) < 6:
+            return f"[{j}]: polygon with {len(poly) // 2} points, expected >= 3"
+        if not all(_is_num(v) for v in poly):
+            bad = next(i for i, v in enumerate(poly) if not _is_num(v))
+            return f"[{j}][{bad}]: expected a finite number, got {_kind(poly[bad])}"
+    return None
+
+
+def _check_counts_list(counts: list[Any], h: int, w: int) -> str | None:
+    arr = np.asarray(counts) if counts else np.zeros(0, dtype=np.int64)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        bad = next(
+            (
+                i
+                for i, v in enumerate(counts)
+                if not (isinstance(v, int) and not isinstance(v, bool))
+            ),
+            0,
+        )
+        return f"uncompressed RLE counts[{bad}]: expected an integer, got {_kind(counts[bad])}"
+    if (arr < 0).any():
+        bad = int(np.flatnonzero(arr < 0)[0])
+        return f"uncompressed RLE counts[{bad}]: negative run length {int(arr[bad])}"
+    covered = int(arr.sum())
+    if covered != h * w:
+        return f"uncompressed RLE counts cover {covered} pixels, expected {h} x {w} = {h * w}"
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# prepare_masks: raw segmentations of a Dataset -> compressed RLE
+
+
+class _Side:
+    """One side's masks being converted; ``where(i)`` locates row ``i`` for messages."""
+
+    def __init__(self, boxes: Boxes, path: str, prefix: str) -> None:
+        self.boxes = boxes
+        self.path = path
+        self.prefix = prefix
+
+    def where(self, row: int, suffix: str = "") -> str:
+        origin = int(self.boxes.origin[row])
+        return f"{self.prefix}[{origin}].segmentation{suffix}"
+
+    def fail(self, row: int, reason: str, suffix: str = "") -> InputError:
+        return InputError(self.path, self.where(row, suffix), reason)
+
+
+def _image_sizes(ds: Dataset) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Image heights and widths as integers, -1 where the ground truth does not say."""
+    hs = np.full(len(ds.images), -1, dtype=np.int64)
+    ws = np.full(len(ds.images), -1, dtype=np.int64)
+    known = np.isfinite(ds.images.height) & np.isfinite(ds.images.width)
+    hs[known] = ds.images.height[known].astype(np.int64)
+    ws[known] = ds.images.width[known].astype(np.int64)
+    return hs, ws
+
+
+def _convert_side(
+    side: _Side, hs: npt.NDArray[np.int64], ws: npt.NDArray[np.int64], keys: Sequence[Any]
+) -> list[RLE]:
+    """Check and convert every raw segmentation of one side to a compressed RLE dict."""
+    from pycocotools import mask as mask_utils
+
+    boxes = side.boxes
+    raw = boxes.masks
+    n = len(boxes)
+    if raw is None:
+        raise InputError(side.path, None, "no 'segmentation' in the records (--iou-type segm)")
+    out: list[RLE | None] = [None] * n
+    compressed: list[int] = []
+    comp_strings: list[bytes] = []
+    for i in range(n):
+        segm = raw[i]
+        img = int(boxes.image[i])
+        h, w = int(hs[img]), int(ws[img])
+        if isinstance(segm, list):
+            if h < 0:
+                raise side.fail(
+                    i,
+                    f"image {keys[img]!r} has no width/height in the ground truth "
+                    "(needed to rasterise polygons)",
+                )
+            if not segm:  # no polygon: an empty mask (pycocotools would crash)
+                out[i] = _empty_rle(h, w)
+                continue
+            problem = _check_polygons(segm)
+            if problem is not None:
+                suffix, _, reason = problem.partition(": ")
+                raise side.fail(i, reason, suffix)
+            rles = mask_utils.frPyObjects(segm, h, w)
+            out[i] = mask_utils.merge(rles)
+            continue
+        if not isinstance(segm, dict):
+            raise side.fail(i, f"expected a list of polygons or an RLE object, got {_kind(segm)}")
+        size = _rle_size(segm)
+        if isinstance(size, str):
+            raise side.fail(i, size, ".size")
+        if h < 0:  # size unknown: the first RLE of the image decides, the others must agree
+            hs[img], ws[img] = size
+            h, w = size
+        if size != (h, w):
+            raise side.fail(
+                i,
+                f"mask size {size[0]} x {size[1]} (height x width) does not match image "
+                f"{keys[img]!r}: {h} x {w}",
+                ".size",
+            )
+        counts = segm.get("counts")
+        if isinstance(counts, list):
+            problem = _check_counts_list(counts, h, w)
+            if problem is not None:
+                raise side.fail(i, problem, ".counts")
+            out[i] = mask_utils.frPyObjects({"size": [h, w], "counts": counts}, h, w)
+        elif isinstance(counts, (str, bytes)):
+            # non-ASCII characters become bytes >= 128, which the check rejects
+            b = counts.encode("utf-8") if isinstance(counts, str) else bytes(counts)
+            compressed.append(i)
+            comp_strings.append(b)
+            out[i] = {"size": [h, w], "counts": b}
+        else:
+            raise side.fail(
+                i,
+                f"expected RLE counts as a string or a list of run lengths, got {_kind(counts)}",
+                ".counts",
+            )
+    if compressed:
+        rows = np.asarray(compressed, dtype=np.int64)
+        imgs = boxes.image[rows]
+        ok = _rle_strings_ok(comp_strings, hs[imgs] * ws[imgs])
+        if not ok.all():
+            k = int(np.flatnonzero(~ok)[0])
+            i = int(rows[k])
+            reason = _explain_rle_string(comp_strings[k], int(hs[imgs[k]]), int(ws[imgs[k]]))
+            raise side.fail(i, reason, ".counts")
+    return out  # type: ignore[return-value]
+
+
+def _empty_rle(h: int, w: int) -> RLE:
+    from pycocotools import mask as mask_utils
+
+    rle: RLE = mask_utils.encode(np.zeros((h, w, 1), dtype=np.uint8, order="F"))[0]
+    return rle
+
+
+def _fill_boxes(boxes: Boxes, rles: list[RLE], area: FloatArray) -> Boxes:
+    """Masks and areas set; corners taken from the masks where the records had no bbox."""
+    xyxy, box_area = boxes.xyxy, boxes.box_area
+    missing = ~np.isfinite(xyxy).all(axis=1)
+    if missing.any() and rles:
+        from pycocotools import mask as mask_utils
+
+        rows = np.flatnonzero(missing)
+        bb = np.asarray(mask_utils.toBbox([rles[int(r)] for r in rows]), dtype=np.float64)
+        bb = bb.reshape(-1, 4)
+        xyxy = xyxy.copy()
+        box_area = box_area.copy()
+        xyxy[rows] = np.stack([bb[:, 0], bb[:, 1], bb[:, 0] + bb[:, 2], bb[:, 1] + bb[:, 3]], 1)
+        box_area[rows] = bb[:, 2] * bb[:, 3]
+    return replace(boxes, masks=rles, area=area, xyxy=xyxy, box_area=box_area)
+
+
+def mask_areas(rles: Sequence[RLE]) -> FloatArray:
+    """Pixel counts of compressed RLE masks (``pycocotools.mask.area``), float64."""
+    if not rles:
+        return np.zeros(0, dtype=np.float64)
+    from pycocotools import mask as mask_utils
+
+    # pycocotools 2.0.x with NumPy 2 overflows on more than 255 masks per call (it sizes a
+    # uint8 array by the count): ask in chunks
+    items = list(rles)
+    parts = [
+        np.asarray(mask_utils.area(items[i : i + 255]), dtype=np.float64).reshape(-1)
+        for i in range(0, len(items), 255)
+    ]
+    return np.concatenate(parts)
+
+
+def _guess_pred_format(path: str) -> str:
+    """ "coco-results" when the predictions file is a JSON list, else "coco" (for messages)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return "coco-results"
+    return "coco" if head.startswith(b"{") else "coco-results"
+
+
+def prepare_masks(ds: Dataset, *, pred_format: str | None = None) -> Dataset:
+    """Convert both sides' raw ``segmentation`` values to compressed RLE, as pycocotools does.
+
+    Returns a copy of ``ds`` whose ``gt.masks`` and ``pred.masks`` are lists of
+    ``{"size": [h, w], "counts": bytes}`` dicts aligned with the rows, sized by the ground
+    truth's images (``ds.images.height/width``; an image without them takes the size of its
+    first RLE; polygons then cannot be rasterised and are an error).
+
+    Areas follow ``pycocotools``: ground-truth ``area`` stays the annotation's ``area``
+    field (the mask area where the field is absent); a prediction's area is its bbox
+    ``w * h`` when the records carry a bbox (``COCO.loadRes`` takes its bbox branch then)
+    and the mask area otherwise (``loadRes``: ``area = maskUtils.area(segm)``). Corners
+    missing from the records are filled from the masks (``maskUtils.toBbox``).
+
+    ``pred_format`` is the predictions' ``Side.format`` ("coco-results": messages say
+    ``[i].segmentation``; "coco": ``annotations[i].segmentation``); None: look at the
+    first character of ``ds.pred_path`` (a list or an object).
+
+    Raises :class:`InputError` located at the record: polygons with fewer than 3 points or
+    non-numbers, RLE of a size other than the image's, malformed or short/long counts.
+    """
+    hs, ws = _image_sizes(ds)
+    keys = ds.images.keys
+    gt_side = _Side(ds.gt, ds.gt_path, "annotations")
+    if pred_format is None:
+        pred_format = _guess_pred_format(ds.pred_path)
+    pred_prefix = "" if pred_format == "coco-results" else "annotations"
+    pred_side = _Side(ds.pred, ds.pred_path, pred_prefix)
+    gt_rles = _convert_side(gt_side, hs, ws, keys)
+    pred_rles = _convert_side(pred_side, hs, ws, keys)
+
+    gt_area = ds.gt.area.copy()
+    if len(gt_area) and not np.isfinite(gt_area).all():
+        rows = np.flatnonzero(~np.isfinite(gt_area))
+        gt_area[rows] = mask_areas([gt_rles[int(r)] for r in rows])
+    pred_has_bbox = len(ds.pred) > 0 and bool(np.isfinite(ds.pred.xyxy).all())
+    pred_area = ds.pred.box_area.copy() if pred_has_bbox else mask_areas(pred_rles)
+    gt = _fill_boxes(ds.gt, gt_rles, gt_area)
+    pred = _fill_boxes(ds.pred, pred_rles, pred_area)
+    return replace(ds, gt=gt, pred=pred)
+
+
+# --------------------------------------------------------------------------------------
+# IoU
+
+
+def group_iou(dt_rles: Sequence[RLE], gt_rles: Sequence[RLE], iscrowd: npt.ArrayLike) -> FloatArray:
+    """IoU of every detection mask against every ground-truth mask of one group -> (D, G).
+
+    ``pycocotools.mask.iou`` exactly: where ``iscrowd[g]`` the union is the detection's area.
+    Masks of different sizes give -1 (pycocotools' own marker); an empty side gives a (D, 0)
+    or (0, G) array.
+    """
+    nd, ng = len(dt_rles), len(gt_rles)
+    if nd == 0 or ng == 0:
+        return np.zeros((nd, ng), dtype=np.float64)
+    from pycocotools import mask as mask_utils
+
+    crowd = np.asarray(iscrowd, dtype=np.uint8).reshape(-1)
+    if crowd.shape[0] != ng:
+        raise UsageError(f"iscrowd has {crowd.shape[0]} flags for {ng} ground-truth masks")
+    out = mask_utils.iou(list(dt_rles), list(gt_rles), crowd)
+    return np.asarray(out, dtype=np.float64).reshape(nd, ng)
+
+
+def _as_rles(x: Any, name: str) -> tuple[list[RLE], tuple[int, int] | None]:
+    """Dense (N, H, W) / (H, W) binary masks or RLE dict(s) -> compressed RLEs and size."""
+    from pycocotools import mask as mask_utils
+
+    if isinstance(x, dict) or (
+        isinstance(x, (list, tuple)) and len(x) > 0 and all(isinstance(v, dict) for v in x)
+    ):
+        items: list[dict[str, Any]] = [x] if isinstance(x, dict) else list(x)
+        rles: list[RLE] = []
+        strings: list[bytes] = []
+        sizes: list[tuple[int, int]] = []
+        for i, r in enumerate(items):
+            size = _rle_size(r)
+            if isinstance(size, str):
+                raise UsageError(f"{name}[{i}]: {size}")
+            h, w = size
+            counts = r.get("counts")
+            if isinstance(counts, list):
+                problem = _check_counts_list(counts, h, w)
+                if problem is not None:
+                    raise UsageError(f"{name}[{i}]: {problem}")
+                rles.append(mask_utils.frPyObjects({"size": [h, w], "counts": counts}, h, w))
+            elif isinstance(counts, (str, bytes)):
+                b = counts.encode("utf-8") if isinstance(counts, str) else bytes(counts)
+                strings.append(b)
+                rles.append({"size": [h, w], "counts": b})
+            else:
+                raise UsageError(
+                    f"{name}[{i}]: expected RLE counts as a string or a list, got {_kind(counts)}"
+                )
+            sizes.append(size)
+        comp = [i for i, r in enumerate(rles) if isinstance(items[i].get("counts"), (str, bytes))]
+        if comp:
+            ok = _rle_strings_ok(strings, [sizes[i][0] * sizes[i][1] for i in comp])
+            if not ok.all():
+                k = int(np.flatnonzero(~ok)[0])
+                h, w = sizes[comp[k]]
+                raise UsageError(f"{name}[{comp[k]}]: {_explain_rle_string(strings[k], h, w)}")
+        if len(set(sizes)) > 1:
+            raise UsageError(f"{name}: masks of different sizes {sorted(set(sizes))}")
+        return rles, sizes[0]
+    arr = np.asarray(x)
+    if arr.ndim == 2:
+        arr = arr[None]
+    if arr.ndim != 3:
+        raise UsageError(
+            f"{name}: expected binary masks of shape (N, H, W) or RLE dicts, got shape {arr.shape}"
+        )
+    if arr.dtype != bool and (
+        arr.dtype.kind not in "iuf" or (arr.size and not np.isin(arr, (0, 1)).all())
+    ):
+        raise UsageError(f"{name}: expected binary masks (0/1 or bool values)")
+    n, h, w = arr.shape
+    if n == 0:
+        return [], (h, w)
+    dense = np.asfortranarray(np.moveaxis(arr.astype(np.uint8), 0, -1))
+    return list(mask_utils.encode(dense)), (h, w)
+
+
+def mask_iou(a: Any, b: Any, *, iscrowd: npt.ArrayLike | None = None) -> FloatArray:
+    """Pairwise mask IoU: every mask of ``a`` against every mask of ``b`` -> (N, M).
+
+    ``a`` and ``b`` are binary masks of shape (N, H, W) and (M, H, W) (bool or 0/1; one
+    (H, W) mask counts as N = 1), or COCO RLE dicts (``{"size": [h, w], "counts": ...}``,
+    compressed string/bytes or uncompressed list), one or a list. IoU is
+    ``TP / (TP + FP + FN)`` over pixels, computed by ``pycocotools.mask.iou`` on RLE (no
+    dense pairwise arrays). ``iscrowd`` (M,) flags masks of ``b`` as crowd regions: there
+    the union is the area of ``a``'s mask. Two empty masks give 0.0 (as pycocotools).
+
+    >>> import numpy as np
+    >>> gt = np.zeros((1, 10, 20), bool); gt[0, :, :15] = True           # 150 pixels
+    >>> pred = np.zeros((1, 10, 20), bool); pred[0, :, 5:15] = True      # TP 100
+    >>> pred[0, :5, 15:20] = True                                        # FP 25, FN 50
+    >>> round(float(mask_iou(pred, gt)[0, 0]), 6)  # 100 / 175
+    0.571429
+    """
+    ra, sa = _as_rles(a, "a")
+    rb, sb = _as_rles(b, "b")
+    if sa is not None and sb is not None and sa != sb and ra and rb:
+        raise UsageError(
+            f"masks of different sizes: a is {sa[0]} x {sa[1]}, b is {sb[0]} x {sb[1]}"
+        )
+    crowd = np.zeros(len(rb), dtype=np.uint8) if iscrowd is None else np.asarray(iscrowd)
+    if crowd.reshape(-1).shape[0] != len(rb):
+        raise UsageError(f"iscrowd has {crowd.reshape(-1).shape[0]} flags for {len(rb)} masks in b")
+    return group_iou(ra, rb, crowd.astype(bool))
+
+
+__all__ = ["group_iou", "mask_areas", "mask_iou", "prepare_masks"]
