@@ -322,6 +322,10 @@ def _accumulate(
         starts = np.searchsorted(cat, np.arange(K + 1), side="left")
         n = sel.shape[0]
         seg_len = starts[1:] - starts[:-1]
+        if n == 0:  # no detection at all: recall 0, precision 0 where ground truth exists
+            recall[:, valid_k, a, mi] = 0.0
+            precision[:, :, valid_k, a, mi] = 0.0
+            continue
         for t in range(dt_m.shape[0]):
             m = dt_m[t, sel]
             ig = dt_ig[t, sel]
