@@ -158,17 +158,23 @@ def render_table(result: Result, *, per_class: bool = False, title: str = "iou-e
     from rich.console import Group
     from rich.table import Table
 
+    from .metrics import OP_KEYS
+
     pairs = summary_pairs(result)
-    half = (len(pairs) + 1) // 2
+    left = [p for p in pairs if p[0] not in OP_KEYS]
+    right = [p for p in pairs if p[0] in OP_KEYS]
+    if not left or not right:
+        half = (len(pairs) + 1) // 2
+        left, right = pairs[:half], pairs[half:]
     summary = Table(title=title, show_header=True, header_style="bold", expand=False)
     summary.add_column("metric", no_wrap=True)
     summary.add_column("value", justify="right", no_wrap=True)
     summary.add_column("metric", no_wrap=True)
     summary.add_column("value", justify="right", no_wrap=True)
-    for i in range(half):
-        left = pairs[i]
-        right = pairs[i + half] if i + half < len(pairs) else ("", "")
-        summary.add_row(left[0], left[1], right[0], right[1])
+    for i in range(max(len(left), len(right))):
+        a = left[i] if i < len(left) else ("", "")
+        b = right[i] if i < len(right) else ("", "")
+        summary.add_row(a[0], a[1], b[0], b[1])
     parts: list[Any] = [summary]
     if per_class and result.per_class:
         keys = class_table_keys(result)
