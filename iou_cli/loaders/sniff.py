@@ -56,8 +56,8 @@ def detect_format(path: str) -> str:
         sub = os.path.join(path, "Annotations")
         if any(n.lower().endswith(".xml") for n in os.listdir(sub)):
             return "voc"
-    if {"obj.data", "labels", "obj_train_data"} & lowered or any(
-        e.endswith(".txt") for e in lowered
+    if {"obj.data", "labels", "obj_train_data", "data.yaml", "dataset.yaml"} & lowered or any(
+        e.endswith((".txt", ".names")) for e in lowered
     ):
         return "yolo"
     jsons = sorted(e for e in entries if e.lower().endswith(".json"))

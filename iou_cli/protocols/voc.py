@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from ..data import Dataset
 from ..engine import overlap
+from ..errors import UsageError
 from ..metrics import OP_KEYS, best_f1_threshold, operating_point
 from ..result import Matches, Result, clean
 
@@ -157,7 +158,16 @@ def evaluate_voc(
     plus_one: bool = False,
     score_thr: float | None = None,
 ) -> Result:
-    """Run the VOC protocol on a joined dataset; see the module docstring."""
+    """Run the VOC protocol on a joined dataset; see the module docstring.
+
+    ``plus_one`` needs pixel coordinates: on normalised (YOLO vs YOLO) boxes it is a
+    :class:`UsageError` (give image sizes to scale them).
+    """
+    if plus_one and not ds.pixel_units:
+        raise UsageError(
+            "--plus-one adds one pixel to widths and heights, but these boxes are normalised "
+            "YOLO coordinates; give --images DIR or --image-size W,H to work in pixels"
+        )
     m = voc_match(ds, iou_thr=iou_thr, plus_one=plus_one)
     curves = class_curves(ds, m, use_07=use_07)
     aps = [c["AP"] for c in curves if c["AP"] is not None]

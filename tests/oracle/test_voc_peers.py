@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from iou_cli.errors import UsageError
 from iou_cli.loaders import LoadOptions
 from iou_cli.loaders.sniff import load_dataset
 from iou_cli.protocols.voc import evaluate_voc
@@ -29,13 +30,26 @@ DERIVED = {
     ("difficult_as_normal", True): 0.59896858008199,
 }
 DERIVED_PER_CLASS = {  # all-point AP, difficult ignored
-    "aeroplane": 0.8407738095238096, "bicycle": 0.86, "bird": 0.4735449735449736,
-    "boat": 0.40909090909090906, "bottle": 0.48397435897435903, "bus": 0.9285714285714285,
-    "car": 0.24500000000000002, "cat": 1.0, "chair": 0.339481774264383,
-    "cow": 0.7875888817065289, "diningtable": 0.25, "dog": 0.5173076923076922,
-    "horse": 0.9761904761904762, "motorbike": 0.26666666666666666,
-    "person": 0.3706452628514482, "pottedplant": 0.6428571428571429, "sheep": 0.625,
-    "sofa": 0.7083333333333333, "train": 0.75, "tvmonitor": 0.8024691358024691,
+    "aeroplane": 0.8407738095238096,
+    "bicycle": 0.86,
+    "bird": 0.4735449735449736,
+    "boat": 0.40909090909090906,
+    "bottle": 0.48397435897435903,
+    "bus": 0.9285714285714285,
+    "car": 0.24500000000000002,
+    "cat": 1.0,
+    "chair": 0.339481774264383,
+    "cow": 0.7875888817065289,
+    "diningtable": 0.25,
+    "dog": 0.5173076923076922,
+    "horse": 0.9761904761904762,
+    "motorbike": 0.26666666666666666,
+    "person": 0.3706452628514482,
+    "pottedplant": 0.6428571428571429,
+    "sheep": 0.625,
+    "sofa": 0.7083333333333333,
+    "train": 0.75,
+    "tvmonitor": 0.8024691358024691,
 }
 # The derived script sums in a different order: agreement to 1e-12 (observed: last bit).
 TOL = 1e-12
@@ -43,11 +57,26 @@ TOL = 1e-12
 YOLO_DETS = LoadOptions(pred_format="yolo-darknet", pred_names=str(V100 / "voc.names"))
 PAIRS = {
     # name: (predictions, ground truth, options, GT knows difficult?)
-    "coco-vs-voc": (V100 / "dets/coco_format/coco_dets.json", V100 / "gts/pascalvoc_format", LoadOptions(), True),
+    "coco-vs-voc": (
+        V100 / "dets/coco_format/coco_dets.json",
+        V100 / "gts/pascalvoc_format",
+        LoadOptions(),
+        True,
+    ),
     "yolo-vs-voc": (V100 / "dets/rel_xywh", V100 / "gts/pascalvoc_format", YOLO_DETS, True),
     "yolo-vs-yolo": (V100 / "dets/rel_xywh", V100 / "gts/yolo_format", YOLO_DETS, False),
-    "yolo-vs-coco": (V100 / "dets/rel_xywh", V100 / "gts/coco_format_v1/instances_default.json", YOLO_DETS, False),
-    "coco-vs-coco": (V100 / "dets/coco_format/coco_dets.json", V100 / "gts/coco_format_v1/instances_default.json", LoadOptions(), False),
+    "yolo-vs-coco": (
+        V100 / "dets/rel_xywh",
+        V100 / "gts/coco_format_v1/instances_default.json",
+        YOLO_DETS,
+        False,
+    ),
+    "coco-vs-coco": (
+        V100 / "dets/coco_format/coco_dets.json",
+        V100 / "gts/coco_format_v1/instances_default.json",
+        LoadOptions(),
+        False,
+    ),
 }
 
 
@@ -67,6 +96,10 @@ def test_voc100_all_formats_agree(datasets: dict, pair: str, use_07: bool) -> No
     r = evaluate_voc(ds, use_07=use_07)
     assert r.summary["mAP"] == pytest.approx(DERIVED[(key, use_07)], abs=TOL)
     # +1 pixel convention irrelevant on this data (derived file: identical values)
+    if not ds.pixel_units:
+        with pytest.raises(UsageError, match="--plus-one"):
+            evaluate_voc(ds, plus_one=True)
+        return
     assert evaluate_voc(ds, use_07=use_07, plus_one=True).summary["mAP"] == pytest.approx(
         DERIVED[(key, use_07)], abs=TOL
     )
@@ -146,8 +179,14 @@ def _txt_to_voc(src: Path, dst: Path, *, scored: bool, xywh: bool) -> None:
 # (asserted with math.isclose, rel_tol 1e-9); the same data as Object-Detection-Metrics,
 # whose README publishes 24.56 % (all-point) and 26.84 % (11-point) at IoU 0.3.
 ODM = {
-    (0.1, True): 0.3333333333, (0.3, True): 0.2683982683, (0.5, True): 0.0303030303, (0.75, True): 0.0,
-    (0.1, False): 0.3371980676, (0.3, False): 0.2456866804, (0.5, False): 0.0222222222, (0.75, False): 0.0,
+    (0.1, True): 0.3333333333,
+    (0.3, True): 0.2683982683,
+    (0.5, True): 0.0303030303,
+    (0.75, True): 0.0,
+    (0.1, False): 0.3371980676,
+    (0.3, False): 0.2456866804,
+    (0.5, False): 0.0222222222,
+    (0.75, False): 0.0,
 }
 
 
