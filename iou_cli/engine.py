@@ -41,7 +41,8 @@ def overlap(
         if crowd_arr.any():
             union = np.where(crowd_arr, aa, union)
     out = np.zeros(np.broadcast(inter, union).shape, dtype=np.float64)
-    np.divide(inter, union, out=out, where=hit)
+    # union > 0 as well: w * h can underflow to 0 for subnormal sizes (0/0 would be NaN)
+    np.divide(inter, union, out=out, where=hit & (union > 0))
     if clip:
         np.minimum(out, 1.0, out=out)
     return out

@@ -234,3 +234,11 @@ def test_pairwise_diagonal_equals_elementwise(a: np.ndarray, b: np.ndarray) -> N
     assert np.array_equal(
         np.diag(iou(a, b, box_format="xywh")), paired_iou(a, b, box_format="xywh")
     )
+
+
+def test_subnormal_sizes_give_zero_not_nan() -> None:
+    # found by hypothesis: w*h underflows to 0 while w, h > 0; 0/0 must not leak out as NaN
+    tiny = 4.17583907e-229
+    box = [[tiny, tiny, tiny, tiny]]
+    assert iou(box, box, box_format="xywh")[0, 0] == 0.0
+    assert paired_iou(box, box, box_format="xywh")[0] == 0.0
