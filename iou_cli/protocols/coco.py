@@ -200,8 +200,19 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
         )
     else:
         pair_iou = _pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_gt], g_crowd[pair_gt])
+
+    # ---- candidates: a pair below the lowest threshold can never match, and a detection
+    # without any candidate pair is unmatched at every threshold ("background")
+    cand_pair = pair_iou >= thr_eff.min()
+    pair_det = pair_det[cand_pair]
+    pair_gt = pair_gt[cand_pair]
+    pair_iou = pair_iou[cand_pair]
+    cdet = np.unique(pair_det)  # candidate detections (indices into the kept detections)
+    nC = cdet.shape[0]
+    pair_c = np.searchsorted(cdet, pair_det)
     pair_rank = d_rank[pair_det]
-    gpos = pair_gt  # position in file order inside the group (monotone with it)
+    is_cand = np.zeros(nD, dtype=bool)
+    is_cand[cdet] = True
 
     area_defined = ds.pixel_units
     rngs = params.area_rngs if area_defined else params.area_rngs[:1]
@@ -211,9 +222,15 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
     precision = -np.ones((T, R, K, A, M))
     recall = -np.ones((T, K, A, M))
 
+    # accumulation order (pycocotools: images in id order, each image's detections in score
+    # order, then a stable sort by score per category)
     d_cat = pred.category[d_rows]
     d_img = pred.image[d_rows]
     acc_order = np.lexsort((d_rank, d_img, -d_score, d_cat))
+    acc_pos = np.empty(nD, dtype=np.int64)
+    acc_pos[acc_order] = np.arange(nD)
+    cat_start = np.searchsorted(d_cat[acc_order], np.arange(K + 1), side="left")
+    cand_acc = np.argsort(acc_pos[cdet], kind="stable")  # candidates in accumulation order
     g_cat_sorted = gt.category[g_rows]
 
     op: dict[str, Any] = {}
@@ -221,50 +238,73 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
         g_ign = g_base_ign | (g_area < lo) | (g_area > hi)
         prio = ~g_ign[pair_gt]
         # preference inside each detection: non-ignored first, then IoU, later GT on ties
-        pref = np.lexsort((-gpos, -pair_iou, ~prio, pair_det, pair_rank))
-        p_det = pair_det[pref]
+        pref = np.lexsort((-pair_gt, -pair_iou, ~prio, pair_c, pair_rank))
+        p_c = pair_c[pref]
         p_gt = pair_gt[pref]
         p_iou = pair_iou[pref]
         p_crowd = g_crowd[p_gt]
         rank_bounds = np.searchsorted(pair_rank[pref], np.arange(max_det + 1), side="left")
         matched = np.zeros((TT, nG), dtype=bool)
-        dt_m = np.full((TT, nD), -1, dtype=np.int64)
-        dt_iou = np.zeros((TT, nD), dtype=np.float64)
+        dt_m = np.full((TT, nC), -1, dtype=np.int64)
+        dt_iou = np.zeros((TT, nC), dtype=np.float64)
         for k in range(max_det):
             s, e = int(rank_bounds[k]), int(rank_bounds[k + 1])
             if s == e:
                 continue
             pg = p_gt[s:e]
-            pi = p_iou[s:e]
-            elig = (pi[None, :] >= thr_eff[:, None]) & (p_crowd[s:e][None, :] | ~matched[:, pg])
+            elig = (p_iou[s:e][None, :] >= thr_eff[:, None]) & (
+                p_crowd[s:e][None, :] | ~matched[:, pg]
+            )
             m = e - s
-            pd = p_det[s:e]
-            seg = np.flatnonzero(np.r_[True, pd[1:] != pd[:-1]])
+            pc = p_c[s:e]
+            seg = np.flatnonzero(np.r_[True, pc[1:] != pc[:-1]])
             idx = np.where(elig, np.arange(m), m)
             first = np.minimum.reduceat(idx, seg, axis=1)
             t_i, s_i = np.nonzero(first < m)
             chosen = first[t_i, s_i] + s
             gsel = p_gt[chosen]
-            dsel = p_det[chosen]
+            csel = p_c[chosen]
             matched[t_i, gsel] = True
-            dt_m[t_i, dsel] = gsel
-            dt_iou[t_i, dsel] = p_iou[chosen]
+            dt_m[t_i, csel] = gsel
+            dt_iou[t_i, csel] = p_iou[chosen]
         hit = dt_m >= 0
-        dt_ig = np.where(hit, g_ign[np.maximum(dt_m, 0)], False)
         d_out = (d_area < lo) | (d_area > hi)
-        dt_ig |= ~hit & d_out[None, :]
+        dt_ig = np.where(hit, g_ign[np.maximum(dt_m, 0)], d_out[cdet][None, :])
         npig = np.bincount(g_cat_sorted[~g_ign], minlength=K)
         if a == 0:
+            tp_op = np.zeros(nD, dtype=bool)
+            tp_op[cdet] = hit[op_t] & ~dt_ig[op_t]
+            fp_op = ~d_out.copy()
+            fp_op[cdet] = ~hit[op_t] & ~dt_ig[op_t]
+            iou_op = np.zeros(nD)
+            iou_op[cdet] = dt_iou[op_t]
+            gt_op = np.full(nD, -1, dtype=np.int64)
+            gt_op[cdet] = np.where(hit[op_t], g_rows[np.maximum(dt_m[op_t], 0)], -1)
             op = {
-                "tp": hit[op_t] & ~dt_ig[op_t],
-                "fp": ~hit[op_t] & ~dt_ig[op_t],
-                "iou": dt_iou[op_t],
-                "gt": np.where(hit[op_t], g_rows[np.maximum(dt_m[op_t], 0)], -1),
+                "tp": tp_op,
+                "fp": fp_op,
+                "iou": iou_op,
+                "gt": gt_op,
                 "npig": npig,
                 "gt_keep": ~g_ign,
             }
+        bg_fp = ~is_cand & ~d_out  # background detections are false positives in range
         _accumulate(
-            precision, recall, a, params, npig, acc_order, d_cat, d_rank, dt_m[:T], dt_ig[:T], K
+            precision,
+            recall,
+            a,
+            params,
+            npig,
+            acc_order,
+            cat_start,
+            bg_fp,
+            cdet,
+            cand_acc,
+            acc_pos,
+            d_rank,
+            dt_m[:T],
+            dt_ig[:T],
+            K,
         )
 
     n_det = np.bincount(pred.category, minlength=K).astype(np.int64)
@@ -307,63 +347,76 @@ def _accumulate(
     params: CocoParams,
     npig: IntArray,
     acc_order: IntArray,
-    d_cat: IntArray,
+    cat_start: IntArray,
+    bg_fp: BoolArray,
+    cdet: IntArray,
+    cand_acc: IntArray,
+    acc_pos: IntArray,
     d_rank: IntArray,
     dt_m: IntArray,
     dt_ig: BoolArray,
     K: int,
 ) -> None:
+    """pycocotools' ``accumulate`` for one area range, on the true positives only.
+
+    Precision is made monotone from the right and read at the first index whose recall
+    reaches r. Within a category, between two true positives the precision only falls (a
+    false positive raises fp, an ignored detection changes nothing), so the maximum over any
+    suffix that starts at a true positive is the maximum over the true positives in it.
+    The suffix for recall point r starts at the ``c_r``-th true positive, where ``c_r`` is
+    the least count with ``c_r / npig >= r`` in float64 (exactly pycocotools' comparison).
+    False positives enter through their count before each true positive: background
+    detections (no candidate pair) are counted once per (area, maxDets), the others per
+    threshold.
+    """
     R = params.rec_thrs.shape[0]
-    cmin = _min_counts(npig, params.rec_thrs)  # (K, R)
+    cmin = np.maximum(_min_counts(npig, params.rec_thrs), 1)  # (K, R)
     valid_k = npig > 0
+    nvalid = int(valid_k.sum())
+    if nvalid == 0:
+        return
+    eps = np.spacing(1)
     for mi, max_det in enumerate(params.max_dets):
-        sel = acc_order[d_rank[acc_order] < max_det]
-        cat = d_cat[sel]
-        starts = np.searchsorted(cat, np.arange(K + 1), side="left")
-        n = sel.shape[0]
-        seg_len = starts[1:] - starts[:-1]
-        if n == 0:  # no detection at all: recall 0, precision 0 where ground truth exists
-            recall[:, valid_k, a, mi] = 0.0
-            precision[:, :, valid_k, a, mi] = 0.0
-            continue
+        in_m = d_rank < max_det
+        # background false positives counted along the accumulation order, per category
+        bgc = np.cumsum((bg_fp & in_m)[acc_order])
+        bg_base = np.r_[0, bgc][cat_start[:-1]]
+        cm = cdet[cand_acc]
+        cm_keep = in_m[cm]
+        cols = cand_acc[cm_keep]  # columns of dt_m / dt_ig, in accumulation order
+        pos = acc_pos[cdet[cols]]
+        ccat = np.searchsorted(cat_start, pos, side="right") - 1
+        bg_before = bgc[pos] - bg_base[ccat]
+        cseg = np.searchsorted(ccat, np.arange(K + 1), side="left")
+        clen = cseg[1:] - cseg[:-1]
         for t in range(dt_m.shape[0]):
-            m = dt_m[t, sel]
-            ig = dt_ig[t, sel]
-            tps = (m >= 0) & ~ig
-            fps = (m < 0) & ~ig
+            hit = dt_m[t, cols] >= 0
+            ig = dt_ig[t, cols]
+            tps = hit & ~ig
+            fps = ~hit & ~ig
             tp_c = np.cumsum(tps)
             fp_c = np.cumsum(fps)
-            base_tp = np.where(starts[:-1] > 0, tp_c[np.maximum(starts[:-1] - 1, 0)], 0)
-            base_fp = np.where(starts[:-1] > 0, fp_c[np.maximum(starts[:-1] - 1, 0)], 0)
-            tp_i = tp_c - np.repeat(base_tp, seg_len)
-            fp_i = fp_c - np.repeat(base_fp, seg_len)
-            tp = tp_i.astype(np.float64)
-            fp = fp_i.astype(np.float64)
-            pr = tp / (fp + tp + np.spacing(1))
-            # recall at the end of each category's run
-            last = starts[1:] - 1
-            has = (seg_len > 0) & valid_k
-            rc_last = np.zeros(K)
-            if n:
-                rc_last[has] = tp[last[has]] / npig[has]
-            recall[t, valid_k, a, mi] = rc_last[valid_k]
-            # first index in each run where tp >= cmin[k, r]  (== searchsorted(rc, r, 'left'))
-            big = int(npig.max(initial=0)) + 2
-            key = np.repeat(np.arange(K, dtype=np.int64), seg_len) * big + tp_i
-            target = np.arange(K, dtype=np.int64)[:, None] * big + cmin
-            b = np.searchsorted(key, target.reshape(-1), side="left").reshape(K, R)
-            ends = starts[1:][:, None]
-            if n:
-                bounds = np.concatenate([b, ends], axis=1).reshape(-1)  # (K*(R+1),)
-                # a sentinel keeps every bound (<= n) a valid reduceat index
-                blk = np.maximum.reduceat(np.r_[pr, -np.inf], bounds)
-                nxt = np.r_[bounds[1:], n]
-                blk = np.where(bounds < nxt, blk, -np.inf).reshape(K, R + 1)[:, :R]
-                suf = np.maximum.accumulate(blk[:, ::-1], axis=1)[:, ::-1]
-                q = np.where(b < ends, suf, 0.0)
-            else:
-                q = np.zeros((K, R))
+            base_tp = np.r_[0, tp_c][cseg[:-1]]
+            base_fp = np.r_[0, fp_c][cseg[:-1]]
+            tpos = np.flatnonzero(tps)
+            tk = ccat[tpos]
+            tp_v = (tp_c[tpos] - base_tp[tk]).astype(np.float64)
+            fp_v = (fp_c[tpos] - base_fp[tk] + bg_before[tpos]).astype(np.float64)
+            pr = tp_v / (fp_v + tp_v + eps)
+            ntp = np.bincount(tk, minlength=K)
+            tstart = np.r_[0, np.cumsum(ntp)]
+            recall[t, valid_k, a, mi] = (ntp / np.maximum(npig, 1))[valid_k]
+            # block maxima between the c_r-th true positives, then suffix maxima
+            c = np.minimum(cmin, ntp[:, None] + 1)  # c > ntp: no true positive left
+            b = tstart[:-1, None] + c - 1
+            bounds = np.concatenate([b, tstart[1:, None]], axis=1).reshape(-1)
+            blk = np.maximum.reduceat(np.r_[pr, -np.inf], bounds)
+            nxt = np.r_[bounds[1:], pr.shape[0]]
+            blk = np.where(bounds < nxt, blk, -np.inf).reshape(K, R + 1)[:, :R]
+            suf = np.maximum.accumulate(blk[:, ::-1], axis=1)[:, ::-1]
+            q = np.where(cmin <= ntp[:, None], suf, 0.0)
             precision[t, :, valid_k, a, mi] = q[valid_k]
+        del clen
 
 
 def _summarize(
