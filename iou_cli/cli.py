@@ -530,3 +530,118 @@ def main(argv: list[str] | None = None) -> None:
         stderr_line(f"{PROG}: error: out of memory")
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+# --------------------------------------------------------------------------- segment / labels
+# Semantic segmentation (label-map PNGs) and multi-label sets (CSV): iou_cli/segment.py and
+# iou_cli/labels.py do the work; these commands only map options and print through emit().
+
+VERBS.update({"segment", "labels"})
+
+
+@app.command("segment")
+def segment_cmd(
+    pred_dir: Annotated[
+        str, typer.Argument(help="Folder of predicted label-map PNGs (or one PNG).")
+    ],
+    gt_dir: Annotated[
+        str, typer.Argument(help="Folder of ground-truth label-map PNGs (or one PNG).")
+    ],
+    num_classes: Annotated[
+        int, typer.Option("--num-classes", help="Number of classes K (labels 0..K-1).")
+    ],
+    ignore_index: Annotated[
+        int | None,
+        typer.Option("--ignore-index", help="Label of unscored pixels, e.g. 255 (>= K)."),
+    ] = None,
+    names: Annotated[
+        str | None, typer.Option("--names", help="Class names, one per line (line i = class i-1).")
+    ] = None,
+    unknown: Annotated[
+        str, typer.Option("--unknown", help="error or skip: images without a counterpart.")
+    ] = "error",
+    output: OutputOpt = None,
+    per_class: PerClassOpt = False,
+    fail_under: FailUnderOpt = None,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Semantic segmentation: per-class IoU, mIoU, fwIoU, mAcc, aAcc of label-map PNGs."""
+    global _DEBUG
+    _DEBUG = _DEBUG or debug
+    from .segment import evaluate_segment
+
+    out = resolve_output(output)
+    gates = parse_fail_under(fail_under)
+    progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
+    try:
+        result = evaluate_segment(
+            pred_dir,
+            gt_dir,
+            num_classes=num_classes,
+            ignore_index=ignore_index,
+            names=names,
+            unknown=unknown,
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    status = emit(
+        result,
+        output=out,
+        per_class=per_class,
+        fail_under=gates,
+        quiet=quiet,
+        title=f"{PROG} segment",
+    )
+    raise typer.Exit(status)
+
+
+@app.command("labels")
+def labels_cmd(
+    predictions: Annotated[str, typer.Argument(help="Predicted label sets (CSV).")],
+    ground_truth: Annotated[str, typer.Argument(help="True label sets (CSV).")],
+    average: Annotated[
+        str,
+        typer.Option("--average", help="macro (default), micro, weighted or samples: the IoU key."),
+    ] = "macro",
+    id_column: Annotated[
+        str | None, typer.Option("--id-column", help="Sample id column (default: the first).")
+    ] = None,
+    separator: Annotated[
+        str, typer.Option("--separator", help="Separator inside a label-list column.")
+    ] = ";",
+    unknown: Annotated[
+        str, typer.Option("--unknown", help="error or skip: samples without a counterpart.")
+    ] = "error",
+    output: OutputOpt = None,
+    per_class: PerClassOpt = False,
+    fail_under: FailUnderOpt = None,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Multi-label classification: per-class IoU (Jaccard) and its averages from two CSV files."""
+    global _DEBUG
+    _DEBUG = _DEBUG or debug
+    from .labels import evaluate_labels
+
+    out = resolve_output(output)
+    gates = parse_fail_under(fail_under)
+    result = evaluate_labels(
+        predictions,
+        ground_truth,
+        average=average,
+        id_column=id_column,
+        separator=separator,
+        unknown=unknown,
+    )
+    status = emit(
+        result,
+        output=out,
+        per_class=per_class,
+        fail_under=gates,
+        quiet=quiet,
+        title=f"{PROG} labels",
+    )
+    raise typer.Exit(status)
