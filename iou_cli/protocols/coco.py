@@ -173,7 +173,7 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
 
     # ---- detections: stable sort by score inside each group, keep the first max_det
     d_group_all = pred.image * K + pred.category
-    order = np.lexsort((np.arange(len(pred)), -pred.score, d_group_all))
+    order = np.lexsort((-pred.score, d_group_all))  # lexsort is stable: file order on ties
     d_group_sorted = d_group_all[order]
     d_start_all = _group_starts(d_group_sorted, n_groups)
     rank_all = np.arange(order.shape[0]) - d_start_all[d_group_sorted]
@@ -207,7 +207,8 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
     pair_det = pair_det[cand_pair]
     pair_gt = pair_gt[cand_pair]
     pair_iou = pair_iou[cand_pair]
-    cdet = np.unique(pair_det)  # candidate detections (indices into the kept detections)
+    # candidate detections (indices into the kept detections); pair_det is sorted
+    cdet = pair_det[np.r_[True, pair_det[1:] != pair_det[:-1]]] if pair_det.size else pair_det
     nC = cdet.shape[0]
     pair_c = np.searchsorted(cdet, pair_det)
     pair_rank = d_rank[pair_det]
@@ -226,7 +227,9 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
     # order, then a stable sort by score per category)
     d_cat = pred.category[d_rows]
     d_img = pred.image[d_rows]
-    acc_order = np.lexsort((d_rank, d_img, -d_score, d_cat))
+    # the kept detections are in (image, category, rank) order and lexsort is stable, so
+    # sorting by (category, -score) leaves ties in (image, rank) order
+    acc_order = np.lexsort((-d_score, d_cat))
     acc_pos = np.empty(nD, dtype=np.int64)
     acc_pos[acc_order] = np.arange(nD)
     cat_start = np.searchsorted(d_cat[acc_order], np.arange(K + 1), side="left")
@@ -376,35 +379,37 @@ def _accumulate(
     if nvalid == 0:
         return
     eps = np.spacing(1)
+    rank_acc = d_rank[acc_order]
+    bg_acc = bg_fp[acc_order]
+    T = dt_m.shape[0]
     for mi, max_det in enumerate(params.max_dets):
-        in_m = d_rank < max_det
         # background false positives counted along the accumulation order, per category
-        bgc = np.cumsum((bg_fp & in_m)[acc_order])
+        bgc = np.cumsum(bg_acc & (rank_acc < max_det))
         bg_base = np.r_[0, bgc][cat_start[:-1]]
-        cm = cdet[cand_acc]
-        cm_keep = in_m[cm]
-        cols = cand_acc[cm_keep]  # columns of dt_m / dt_ig, in accumulation order
+        cols = cand_acc[d_rank[cdet[cand_acc]] < max_det]  # candidates, accumulation order
         pos = acc_pos[cdet[cols]]
         ccat = np.searchsorted(cat_start, pos, side="right") - 1
         bg_before = bgc[pos] - bg_base[ccat]
         cseg = np.searchsorted(ccat, np.arange(K + 1), side="left")
-        clen = cseg[1:] - cseg[:-1]
-        for t in range(dt_m.shape[0]):
-            hit = dt_m[t, cols] >= 0
-            ig = dt_ig[t, cols]
-            tps = hit & ~ig
-            fps = ~hit & ~ig
-            tp_c = np.cumsum(tps)
-            fp_c = np.cumsum(fps)
-            base_tp = np.r_[0, tp_c][cseg[:-1]]
-            base_fp = np.r_[0, fp_c][cseg[:-1]]
-            tpos = np.flatnonzero(tps)
+        hit = dt_m[:, cols] >= 0
+        ig = dt_ig[:, cols]
+        tps = hit & ~ig
+        fps = ~hit & ~ig
+        Q = np.zeros((T, nvalid, R))
+        for t in range(T):
+            tpos = np.flatnonzero(tps[t])
+            fpos = np.flatnonzero(fps[t])
             tk = ccat[tpos]
-            tp_v = (tp_c[tpos] - base_tp[tk]).astype(np.float64)
-            fp_v = (fp_c[tpos] - base_fp[tk] + bg_before[tpos]).astype(np.float64)
-            pr = tp_v / (fp_v + tp_v + eps)
             ntp = np.bincount(tk, minlength=K)
             tstart = np.r_[0, np.cumsum(ntp)]
+            # the i-th true positive of its category has tp = i; fp counts every false
+            # positive before it in the category: candidates, then background ones
+            tp_v = (np.arange(1, tpos.shape[0] + 1) - tstart[tk]).astype(np.float64)
+            fstart = np.searchsorted(fpos, cseg[:-1])
+            fp_v = (np.searchsorted(fpos, tpos) - fstart[tk] + bg_before[tpos]).astype(
+                np.float64
+            )
+            pr = tp_v / (fp_v + tp_v + eps)
             recall[t, valid_k, a, mi] = (ntp / np.maximum(npig, 1))[valid_k]
             # block maxima between the c_r-th true positives, then suffix maxima
             c = np.minimum(cmin, ntp[:, None] + 1)  # c > ntp: no true positive left
@@ -414,9 +419,8 @@ def _accumulate(
             nxt = np.r_[bounds[1:], pr.shape[0]]
             blk = np.where(bounds < nxt, blk, -np.inf).reshape(K, R + 1)[:, :R]
             suf = np.maximum.accumulate(blk[:, ::-1], axis=1)[:, ::-1]
-            q = np.where(cmin <= ntp[:, None], suf, 0.0)
-            precision[t, :, valid_k, a, mi] = q[valid_k]
-        del clen
+            Q[t] = np.where(cmin <= ntp[:, None], suf, 0.0)[valid_k]
+        precision[:, :, valid_k, a, mi] = Q.transpose(0, 2, 1)
 
 
 def _summarize(
@@ -496,8 +500,10 @@ def evaluate_coco(ds: Dataset, params: CocoParams | None = None) -> Result:
         )
     )
     per_class: list[dict[str, Any]] = []
+    by_cat = np.argsort(det_cat, kind="stable")
+    cat_bounds = np.searchsorted(det_cat[by_cat], np.arange(K + 1), side="left")
     for k in range(K):
-        sel = det_cat == k
+        sel = by_cat[cat_bounds[k] : cat_bounds[k + 1]]
         row: dict[str, Any] = {
             "category_id": _plain(ds.categories.ids[k]),
             "name": ds.categories.label(k),
