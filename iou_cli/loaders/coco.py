@@ -16,7 +16,8 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
-from .jsonio import load_json
+from .fastcoco import read_results
+from .jsonio import load_json, parse_json, read_bytes
 
 _NUM = (int, float)
 
@@ -98,7 +99,7 @@ def _locate(recs: list[Any], path: str, prefix: str, **need: bool) -> None:
         _check_record(rec, f"{prefix}[{i}]", path, **need)
 
 
-def _id_column(values: list[Any]) -> tuple[np.ndarray, list[Hashable]]:
+def _id_column(values: list[Any] | np.ndarray) -> tuple[np.ndarray, list[Hashable]]:
     """Factorise ids: returns (codes, uniques) with codes indexing uniques."""
     arr = np.asarray(values)
     if arr.dtype.kind in "iu":
@@ -175,6 +176,12 @@ def _xywh_columns(bbox: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None) -> Side:
     """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``."""
+    if data is None and role == "pred" and iou_type == "bbox" and not os.path.isdir(path):
+        raw = read_bytes(path)
+        cols = read_results(raw)  # a plain results list straight to columns, else None
+        if cols is not None:
+            return _results_side(path, _fast_columns(cols), len(cols["score"]))
+        data = parse_json(path, raw)
     if data is None:
         data = load_json(path)
     if isinstance(data, list):
@@ -196,9 +203,26 @@ def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None)
     )
 
 
+def _fast_columns(cols: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The columns ``_records_to_columns`` makes, from :func:`fastcoco.read_results`'s."""
+    img_codes, img_uniq = _id_column(cols["image_id"])
+    cat_codes, cat_uniq = _id_column(cols["category_id"])
+    return {
+        "img_codes": img_codes,
+        "img_uniq": img_uniq,
+        "cat_codes": cat_codes,
+        "cat_uniq": cat_uniq,
+        "bbox": cols["bbox"],
+        "score": cols["score"],
+    }
+
+
 def _load_results(path: str, recs: list[Any], iou_type: str) -> Side:
     cols = _records_to_columns(recs, path, "", need_score=True, iou_type=iou_type)
-    n = len(recs)
+    return _results_side(path, cols, len(recs))
+
+
+def _results_side(path: str, cols: dict[str, Any], n: int) -> Side:
     xyxy, box_area = _xywh_columns(cols["bbox"])
     boxes = Boxes.build(
         xyxy,
