@@ -41,9 +41,13 @@ _MAX_TOKEN = 7  # 7 x 5 bits: enough for any run of an image below 2**31 pixels
 # compressed RLE strings: fast batch check, slow explanation
 
 
+_CHUNK_CHARS = 1 << 20  # validate about a million characters at a time (bounded memory)
+
+
 def _rle_strings_ok(strings: Sequence[bytes], pixels: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     """For each COCO compressed RLE string, whether it decodes (as ``maskApi.c:rleFrString``
-    does) to non-negative runs summing to ``pixels`` (``h * w``). Vectorised over all strings.
+    does) to non-negative runs summing to ``pixels`` (``h * w``). Vectorised over strings,
+    in chunks of about a million characters.
     """
     n = len(strings)
     ok = np.ones(n, dtype=bool)
@@ -51,16 +55,31 @@ def _rle_strings_ok(strings: Sequence[bytes], pixels: npt.ArrayLike) -> npt.NDAr
         return ok
     need = np.asarray(pixels, dtype=np.int64).reshape(n)
     lens = np.fromiter((len(s) for s in strings), dtype=np.int64, count=n)
-    ok &= lens > 0
+    ends = np.cumsum(lens)
+    lo = 0
+    while lo < n:
+        # strings lo..hi-1 hold at most _CHUNK_CHARS characters (at least one string)
+        base = int(ends[lo - 1]) if lo else 0
+        hi = max(int(np.searchsorted(ends, base + _CHUNK_CHARS, side="right")), lo + 1)
+        ok[lo:hi] = _rle_chunk_ok(strings[lo:hi], need[lo:hi], lens[lo:hi])
+        lo = hi
+    return ok
+
+
+def _rle_chunk_ok(
+    strings: Sequence[bytes], need: npt.NDArray[np.int64], lens: npt.NDArray[np.int64]
+) -> npt.NDArray[np.bool_]:
+    n = len(strings)
+    ok = lens > 0
     total = int(lens.sum())
     if total == 0:
         return ok & (need == 0)
-    raw = np.frombuffer(b"".join(strings), dtype=np.uint8).astype(np.int64) - 48
+    raw = np.frombuffer(b"".join(strings), dtype=np.uint8)
     sid = np.repeat(np.arange(n, dtype=np.int64), lens)
-    bad_char = (raw < 0) | (raw > 63)
+    bad_char = (raw < 48) | (raw > 111)
     if bad_char.any():
         ok[np.unique(sid[bad_char])] = False
-    c = np.clip(raw, 0, 63)
+    c = (np.clip(raw, 48, 111) - 48).astype(np.int64)
     more = (c & 0x20) != 0
     str_end = np.cumsum(lens)[lens > 0] - 1
     truncated = more[str_end]  # the last character says "more follows"
@@ -69,37 +88,34 @@ def _rle_strings_ok(strings: Sequence[bytes], pixels: npt.ArrayLike) -> npt.NDAr
     tok_end = ~more
     tok_end[str_end] = True  # never let a token run into the next string
     tok_last = np.flatnonzero(tok_end)
-    tok_first = np.concatenate(([0], tok_last[:-1] + 1))
-    n_tok = tok_first.shape[0]
-    tok_of_char = np.repeat(np.arange(n_tok), tok_last - tok_first + 1)
-    k = np.arange(total, dtype=np.int64) - tok_first[tok_of_char]
+    tok_first = np.empty_like(tok_last)
+    tok_first[0] = 0
+    tok_first[1:] = tok_last[:-1] + 1
     tok_len = tok_last - tok_first + 1
+    n_tok = tok_first.shape[0]
+    # position of each character inside its token
+    k = np.arange(total, dtype=np.int64) - np.repeat(tok_first, tok_len)
     tok_sid = sid[tok_first]
     long_tok = tok_len > _MAX_TOKEN
     if long_tok.any():
         ok[np.unique(tok_sid[long_tok])] = False
-    shift = 5 * np.minimum(k, _MAX_TOKEN)
-    x = np.add.reduceat((c & 0x1F) << shift, tok_first)
+    x = np.add.reduceat((c & 0x1F) << (5 * np.minimum(k, _MAX_TOKEN)), tok_first)
     neg = (c[tok_last] & 0x10) != 0
-    x = x - np.where(neg, np.left_shift(1, 5 * np.minimum(tok_len, _MAX_TOKEN + 1)), 0)
-    # delta coding: cnts[j] = x[j] + cnts[j - 2] for j > 2  ->  cumulative sums along
-    # the chains j = 1, 3, 5, ... and j = 2, 4, 6, ... of each string (j = 0 stands alone)
-    first_tok_of_str = np.searchsorted(tok_sid, np.arange(n), side="left")
-    j = np.arange(n_tok, dtype=np.int64) - first_tok_of_str[tok_sid]
-    chain = np.where(j == 0, 0, np.where(j % 2 == 1, 1, 2))
-    key = tok_sid * 3 + chain
-    order = np.argsort(key, kind="stable")
-    xs = x[order]
-    ks = key[order]
-    csum = np.cumsum(xs)
-    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1])))
-    run = np.diff(np.concatenate((starts, [n_tok]))).astype(np.int64)
-    base = np.repeat(csum[starts] - xs[starts], run)
-    cnts = np.empty(n_tok, dtype=np.int64)
-    cnts[order] = csum - base
+    x -= np.where(neg, np.left_shift(1, 5 * np.minimum(tok_len, _MAX_TOKEN + 1)), 0)
+    # delta coding: cnts[j] = x[j] + cnts[j - 2] for j > 2, i.e. running sums along the
+    # chains j = 1, 3, 5, ... and j = 2, 4, 6, ... of each string (j = 0 stands alone)
+    first_tok = np.searchsorted(tok_sid, np.arange(n), side="left")
+    j = np.arange(n_tok, dtype=np.int64) - first_tok[tok_sid]
+    odd = (j % 2) == 1
+    even = (j % 2 == 0) & (j > 0)
+    cnts = x.copy()
+    for chain in (odd, even):
+        run = np.cumsum(np.where(chain, x, 0))
+        before = np.where(first_tok > 0, run[np.maximum(first_tok - 1, 0)], 0)
+        cnts[chain] = (run - before[tok_sid])[chain]
     has_tok = np.bincount(tok_sid, minlength=n) > 0
     ok &= has_tok
-    idx = first_tok_of_str[has_tok]
+    idx = first_tok[has_tok]
     covered = np.add.reduceat(cnts, idx)
     lowest = np.minimum.reduceat(cnts, idx)
     ok[has_tok] &= (covered == need[has_tok]) & (lowest >= 0)
