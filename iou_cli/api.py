@@ -129,7 +129,9 @@ def evaluate_dataset(
         result = evaluate_coco(ds, params)
     else:
         if iou_type != "bbox":
-            raise UsageError(f"--protocol {protocol} evaluates boxes only (got --iou-type {iou_type})")
+            raise UsageError(
+                f"--protocol {protocol} evaluates boxes only (got --iou-type {iou_type})"
+            )
         from .protocols.voc import evaluate_voc
 
         result = evaluate_voc(
@@ -141,6 +143,11 @@ def evaluate_dataset(
         )
         if not matches:
             result.matches = None
+    from .checks import warnings_for
+
+    result.warnings.extend(
+        warnings_for(ds, max_dets=max(int(m) for m in max_dets) if protocol == "coco" else None)
+    )
     if ds.skipped:
         n = sum(ds.skipped.values())
         if n:
@@ -179,9 +186,7 @@ def check_options(
     if iou_thrs is not None:
         th = list(iou_thrs)
         if not th or any(not (0 < t <= 1) for t in th) or th != sorted(set(th)):
-            raise UsageError(
-                f"--iou-thrs: expected increasing thresholds in (0, 1], got {th}"
-            )
+            raise UsageError(f"--iou-thrs: expected increasing thresholds in (0, 1], got {th}")
     if unknown not in ("error", "skip"):
         raise UsageError(f"--unknown: expected error or skip, got {unknown!r}")
     for f in formats:

@@ -7,6 +7,7 @@ error or input that cannot be evaluated, 130 interrupted. Errors are one line on
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Annotated, Any
@@ -44,7 +45,9 @@ def _version(value: bool) -> None:
 def _root(
     version: Annotated[
         bool,
-        typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_version),
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True, callback=_version
+        ),
     ] = False,
 ) -> None:
     """Score detection and segmentation predictions against ground truth by IoU."""
@@ -84,7 +87,9 @@ def parse_fail_under(items: list[str] | None) -> list[tuple[str, float]]:
             if number != number:
                 raise ValueError
         except ValueError:
-            raise UsageError(f"--fail-under: expected KEY=VALUE such as AP=0.5, got {item!r}") from None
+            raise UsageError(
+                f"--fail-under: expected KEY=VALUE such as AP=0.5, got {item!r}"
+            ) from None
         gates.append((key, number))
     return gates
 
@@ -109,7 +114,9 @@ def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -
     else:
         from rich.console import Console
 
-        Console(highlight=False).print(report.render_table(result, per_class=per_class, title=title))
+        Console(highlight=False).print(
+            report.render_table(result, per_class=per_class, title=title)
+        )
     sys.stdout.flush()
 
 
@@ -201,7 +208,9 @@ DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback on err
 @app.command("evaluate")
 def evaluate_cmd(
     predictions: Annotated[str, typer.Argument(help="Predictions: COCO JSON, VOC or YOLO folder.")],
-    ground_truth: Annotated[str, typer.Argument(help="Ground truth: COCO JSON, VOC or YOLO folder.")],
+    ground_truth: Annotated[
+        str, typer.Argument(help="Ground truth: COCO JSON, VOC or YOLO folder.")
+    ],
     output: OutputOpt = None,
     per_class: PerClassOpt = False,
     iou_type: Annotated[str, typer.Option("--iou-type", help="bbox or segm.")] = "bbox",
@@ -226,12 +235,16 @@ def evaluate_cmd(
     ] = None,
     matches: Annotated[
         str | None,
-        typer.Option("--matches", metavar="PATH", help="Write per-prediction outcomes as CSV (- = stdout)."),
+        typer.Option(
+            "--matches", metavar="PATH", help="Write per-prediction outcomes as CSV (- = stdout)."
+        ),
     ] = None,
     fail_under: FailUnderOpt = None,
     honor_ignore: Annotated[
         bool,
-        typer.Option("--honor-ignore", help="Also treat a ground truth's 'ignore' flag as ignored."),
+        typer.Option(
+            "--honor-ignore", help="Also treat a ground truth's 'ignore' flag as ignored."
+        ),
     ] = False,
     plus_one: Annotated[
         bool, typer.Option("--plus-one", help="VOC devkit pixel convention: width = x2 - x1 + 1.")
@@ -254,7 +267,8 @@ def evaluate_cmd(
         str | None, typer.Option("--image-size", metavar="W,H", help="Size of every image.")
     ] = None,
     unknown: Annotated[
-        str, typer.Option("--unknown", help="error or skip: predictions for unknown images/classes.")
+        str,
+        typer.Option("--unknown", help="error or skip: predictions for unknown images/classes."),
     ] = "error",
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -302,7 +316,7 @@ def evaluate_cmd(
         ds = load_pair(predictions, ground_truth, opts)
     finally:
         if progress is not None:
-            progress.close()  # type: ignore[attr-defined]
+            progress.close()
     result = evaluate_dataset(
         ds,
         protocol=protocol,
@@ -521,10 +535,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except BrokenPipeError:
         # downstream closed the pipe (e.g. `| head`): not an error of ours
-        try:
+        with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-        except OSError:
-            pass
         sys.exit(0)
     except MemoryError:
         stderr_line(f"{PROG}: error: out of memory")

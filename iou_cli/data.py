@@ -229,9 +229,11 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
     by_stem = all(s is not None for s in gt.images.stems) and all(
         s is not None for s in pred.images.stems
     )
+    gt_img: dict[Hashable, int]
+    pred_img_keys: list[Hashable]
     if by_stem:
         gt_img = {s: i for i, s in enumerate(gt.images.stems)}
-        pred_img_keys: list[Hashable] = list(pred.images.stems)  # type: ignore[arg-type]
+        pred_img_keys = list(pred.images.stems)
     else:
         gt_img = {_norm_id(k): i for i, k in enumerate(gt.images.keys)}
         pred_img_keys = [_norm_id(k) for k in pred.images.keys]
@@ -240,9 +242,11 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
     by_name = all(n is not None for n in gt.categories.names) and all(
         n is not None for n in pred.categories.names
     )
+    gt_cat: dict[Hashable, int]
+    pred_cat_keys: list[Hashable]
     if by_name:
         gt_cat = {n: i for i, n in enumerate(gt.categories.names)}
-        pred_cat_keys: list[Hashable] = list(pred.categories.names)  # type: ignore[arg-type]
+        pred_cat_keys = list(pred.categories.names)
     else:
         gt_cat = {_norm_id(k): i for i, k in enumerate(gt.categories.ids)}
         pred_cat_keys = [_norm_id(k) for k in pred.categories.ids]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterable
@@ -44,18 +45,14 @@ def write_atomic(path: str, text: str, inputs: Iterable[str] = ()) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         if os.path.exists(target):
-            try:
+            with contextlib.suppress(OSError):
                 os.chmod(tmp, os.stat(target).st_mode & 0o777)
-            except OSError:
-                pass
         else:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise

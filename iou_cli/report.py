@@ -147,7 +147,9 @@ def to_markdown(result: Result, *, per_class: bool = False) -> str:
     out = _md_table(["metric", "value"], summary_pairs(result))
     if per_class and result.per_class:
         keys = class_table_keys(result)
-        body = [[str(r.get("name"))] + [_short(r.get(k)) for k, _ in keys] for r in result.per_class]
+        body = [
+            [str(r.get("name"))] + [_short(r.get(k)) for k, _ in keys] for r in result.per_class
+        ]
         out += "\n" + _md_table(["class"] + [h for _, h in keys], body)
     return out
 
@@ -184,7 +186,7 @@ def render_table(result: Result, *, per_class: bool = False, title: str = "iou-e
         for j, (_, header) in enumerate(keys):
             width = max([len(header)] + [len(c[j]) for c in cells])
             t.add_column(header, justify="right", no_wrap=True, min_width=width)
-        for r, c in zip(result.per_class, cells):
+        for r, c in zip(result.per_class, cells, strict=True):
             t.add_row(str(r.get("name")), *c)
         parts.append(t)
     return Group(*parts)
@@ -200,7 +202,7 @@ def matches_csv(matches: Matches) -> str:
     cols = [matches.columns[c] for c in MATCH_COLUMNS]
     for i in range(len(matches)):
         cells = []
-        for name, col in zip(MATCH_COLUMNS, cols):
+        for name, col in zip(MATCH_COLUMNS, cols, strict=True):
             v = _plain(col[i])
             if name in ("pred_id", "gt_id") and v == -1:
                 v = None

@@ -195,9 +195,7 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
         np.repeat(d_gstart, d_ng) + np.arange(n_pairs, dtype=np.int64) - np.repeat(first_pair, d_ng)
     )
     if params.iou_type == "segm":
-        pair_iou = _pair_iou_segm(
-            ds, pair_det, pair_gt, d_rows, g_rows, g_crowd, d_gstart, d_ng
-        )
+        pair_iou = _pair_iou_segm(ds, pair_det, pair_gt, d_rows, g_rows, g_crowd, d_gstart, d_ng)
     else:
         pair_iou = _pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_gt], g_crowd[pair_gt])
 
@@ -226,7 +224,6 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
     # accumulation order (pycocotools: images in id order, each image's detections in score
     # order, then a stable sort by score per category)
     d_cat = pred.category[d_rows]
-    d_img = pred.image[d_rows]
     # the kept detections are in (image, category, rank) order and lexsort is stable, so
     # sorting by (category, -score) leaves ties in (image, rank) order
     acc_order = np.lexsort((-d_score, d_cat))
@@ -406,9 +403,7 @@ def _accumulate(
             # positive before it in the category: candidates, then background ones
             tp_v = (np.arange(1, tpos.shape[0] + 1) - tstart[tk]).astype(np.float64)
             fstart = np.searchsorted(fpos, cseg[:-1])
-            fp_v = (np.searchsorted(fpos, tpos) - fstart[tk] + bg_before[tpos]).astype(
-                np.float64
-            )
+            fp_v = (np.searchsorted(fpos, tpos) - fstart[tk] + bg_before[tpos]).astype(np.float64)
             pr = tp_v / (fp_v + tp_v + eps)
             recall[t, valid_k, a, mi] = (ntp / np.maximum(npig, 1))[valid_k]
             # block maxima between the c_r-th true positives, then suffix maxima

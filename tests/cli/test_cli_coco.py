@@ -39,7 +39,14 @@ def small_gt() -> dict:
     return {
         "images": [{"id": 1, "file_name": "a.jpg", "width": 100, "height": 100}],
         "annotations": [
-            {"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "area": 100, "iscrowd": 0}
+            {
+                "id": 1,
+                "image_id": 1,
+                "category_id": 1,
+                "bbox": [0, 0, 10, 10],
+                "area": 100,
+                "iscrowd": 0,
+            }
         ],
         "categories": [{"id": 1, "name": "cat"}],
     }
@@ -80,7 +87,9 @@ def test_operating_point_is_consistent(capsys: pytest.CaptureFixture[str]) -> No
     # hand identities: precision = tp/(tp+fp), recall = tp/(tp+fn), f1 = 2pr/(p+r)
     assert s["precision"] == s["tp"] / (s["tp"] + s["fp"])
     assert s["recall"] == s["tp"] / (s["tp"] + s["fn"])
-    assert s["f1"] == pytest.approx(2 * s["precision"] * s["recall"] / (s["precision"] + s["recall"]))
+    assert s["f1"] == pytest.approx(
+        2 * s["precision"] * s["recall"] / (s["precision"] + s["recall"])
+    )
     assert s["tp"] + s["fn"] == 830  # 839 annotations minus 9 crowd regions
 
 
@@ -153,9 +162,13 @@ def test_matches_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "image,category,pred_id,gt_id,score,iou,outcome" in out
 
 
-def test_matches_refuses_to_overwrite_an_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_matches_refuses_to_overwrite_an_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     gt = write(tmp_path, "gt.json", small_gt())
-    dt = write(tmp_path, "dt.json", [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 1}])
+    dt = write(
+        tmp_path, "dt.json", [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 1}]
+    )
     before = Path(gt).read_text()
     code, out, err = run([dt, gt, "--matches", gt], capsys)
     assert code == 2 and out == "" and "refusing to overwrite the input file" in err
@@ -165,7 +178,9 @@ def test_matches_refuses_to_overwrite_an_input(tmp_path: Path, capsys: pytest.Ca
 # ------------------------------------------------------------------ valid edge cases
 
 
-def test_empty_prediction_list_gives_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_empty_prediction_list_gives_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     gt = write(tmp_path, "gt.json", small_gt())
     dt = write(tmp_path, "dt.json", [])
     code, out, _ = run([dt, gt, "-o", "json", "-q"], capsys)
@@ -175,7 +190,11 @@ def test_empty_prediction_list_gives_zero(tmp_path: Path, capsys: pytest.Capture
 
 def test_perfect_prediction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gt = write(tmp_path, "gt.json", small_gt())
-    dt = write(tmp_path, "dt.json", [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.9}])
+    dt = write(
+        tmp_path,
+        "dt.json",
+        [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.9}],
+    )
     _, out, _ = run([dt, gt, "-o", "json", "-q"], capsys)
     s = json.loads(out)["summary"]
     # pycocotools' precision is tp / (tp + fp + eps) = 1 / (1 + 2**-52) = 0.9999999999999998
@@ -286,7 +305,11 @@ def test_iou_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_version_and_module_entry_point() -> None:
-    p = subprocess.run([sys.executable, "-m", "iou_cli", "--version"], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "iou_cli", "--version"], capture_output=True, text=True
+    )
     assert p.returncode == 0 and p.stdout.startswith("iou-eval ")
-    p = subprocess.run([sys.executable, "-m", "iou_cli", DT, GT, "-q"], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "iou_cli", DT, GT, "-q"], capture_output=True, text=True
+    )
     assert p.returncode == 0 and p.stderr == "" and p.stdout.startswith("category_id,name,AP,")

@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 
 
-def random_scene(seed: int, *, n_images: int = 12, n_cats: int = 5) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def random_scene(
+    seed: int, *, n_images: int = 12, n_cats: int = 5
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     rng = np.random.default_rng(seed)
     images = [
         {"id": int(i), "file_name": f"img{i:04d}.jpg", "width": 640, "height": 480}
@@ -23,10 +25,7 @@ def random_scene(seed: int, *, n_images: int = 12, n_cats: int = 5) -> tuple[dic
     dets: list[dict[str, Any]] = []
     grid = int(rng.choice([1, 2, 4, 8]))  # coarse grids make exact IoU ties likely
     for im in images:
-        if rng.random() < 0.15:
-            n_gt = 0
-        else:
-            n_gt = int(rng.integers(0, 9))
+        n_gt = 0 if rng.random() < 0.15 else int(rng.integers(0, 9))
         gts = []
         for _ in range(n_gt):
             w = int(rng.integers(0, 40)) * grid
@@ -52,14 +51,23 @@ def random_scene(seed: int, *, n_images: int = 12, n_cats: int = 5) -> tuple[dic
                 g = gts[int(rng.integers(0, len(gts)))]
                 x, y, w, h = g["bbox"]
                 jitter = rng.integers(-3, 4, size=4) * grid
-                box = [x + int(jitter[0]), y + int(jitter[1]), max(0, w + int(jitter[2])), max(0, h + int(jitter[3]))]
+                box = [
+                    x + int(jitter[0]),
+                    y + int(jitter[1]),
+                    max(0, w + int(jitter[2])),
+                    max(0, h + int(jitter[3])),
+                ]
                 cat = g["category_id"] if rng.random() < 0.85 else int(rng.integers(1, n_cats + 1))
             else:
                 box = [int(v) * grid for v in rng.integers(0, 60, size=2)] + [
                     int(v) * grid for v in rng.integers(0, 40, size=2)
                 ]
                 cat = int(rng.integers(1, n_cats + 1))
-            score = float(rng.choice([0.9, 0.5, 0.25])) if rng.random() < 0.3 else float(np.round(rng.random(), 3))
+            score = (
+                float(rng.choice([0.9, 0.5, 0.25]))
+                if rng.random() < 0.3
+                else float(np.round(rng.random(), 3))
+            )
             dets.append({"image_id": im["id"], "category_id": cat, "bbox": box, "score": score})
     order = rng.permutation(len(dets))
     dets = [dets[i] for i in order]

@@ -54,6 +54,7 @@ def test_honor_ignore_differs_only_through_ignore_flags(tmp_path: Path, seed: in
     plain = evaluate(str(d), str(g))
     honored = evaluate(str(d), str(g), honor_ignore=True)
     n_ignore = sum(1 for a in gt["annotations"] if a.get("ignore") and not a["iscrowd"])
-    assert plain.summary["fn"] + plain.summary["tp"] - (
-        honored.summary["fn"] + honored.summary["tp"]
-    ) == n_ignore
+    assert (
+        plain.summary["fn"] + plain.summary["tp"] - (honored.summary["fn"] + honored.summary["tp"])
+        == n_ignore
+    )

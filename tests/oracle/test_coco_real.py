@@ -46,9 +46,7 @@ def test_cocoapi_fake_bbox_results_are_bit_identical() -> None:
 
 def test_review_variant_without_crowd() -> None:
     # predictions given as a COCO dataset whose annotations carry scores
-    r = evaluate(
-        str(COCO / "sampled_bbox_results.json"), str(COCO / "sampled_gts_bbox_area.json")
-    )
+    r = evaluate(str(COCO / "sampled_bbox_results.json"), str(COCO / "sampled_gts_bbox_area.json"))
     got = [r.summary[k] for k in STAT_KEYS]
     assert got == pytest.approx(REVIEW_NO_CROWD, abs=1e-6)
 
@@ -61,9 +59,7 @@ def test_review_variant_equals_pycocotools_exactly() -> None:
     gt = json.loads((COCO / "sampled_gts_bbox_area.json").read_text())
     dets = json.loads((COCO / "sampled_bbox_results.json").read_text())["annotations"]
     ev = pycoco_eval(gt, dets)
-    r = evaluate(
-        str(COCO / "sampled_bbox_results.json"), str(COCO / "sampled_gts_bbox_area.json")
-    )
+    r = evaluate(str(COCO / "sampled_bbox_results.json"), str(COCO / "sampled_gts_bbox_area.json"))
     assert [r.summary[k] for k in STAT_KEYS] == stats_of(ev)
 
 

@@ -94,7 +94,9 @@ def test_seed002_tutorial_batched(
 
 
 def test_seed002_exact_values_differ_from_the_tutorials_clamped_ones() -> None:
-    got = paired_iou([[1, 1, 3, 3], [2, 2, 5, 5]], [[1.2, 1.1, 3, 3], [1, 1, 3, 3]], box_format="cxcywh")
+    got = paired_iou(
+        [[1, 1, 3, 3], [2, 2, 5, 5]], [[1.2, 1.1, 3, 3], [1, 1, 3, 3]], box_format="cxcywh"
+    )
     assert abs(got[0] - 0.5319) > 0.2 and abs(got[1] - 0.2252) > 0.1
 
 
