@@ -1,0 +1,103 @@
+"""Warnings for suspicious but legal input: said once each, on stderr, never an error.
+
+Each check is one vectorised pass over the columns of a :class:`~iou_cli.data.Dataset`:
+
+* prediction scores outside [0, 1] (legal: some models emit logits, but often a mistake);
+* boxes that lie entirely outside their image (only when image sizes are known, in pixels);
+* more predictions of one class on one image than the largest maxDets (COCO keeps only the
+  highest-scoring ones, per image and category as pycocotools does);
+* classes that have predictions but no ground truth anywhere (their AP is undefined).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .data import Boxes, Dataset
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _outside(boxes: Boxes, width: np.ndarray, height: np.ndarray) -> int:
+    """How many boxes do not touch the inside of their image (sizes known only)."""
+    if not len(boxes):
+        return 0
+    w = width[boxes.image]
+    h = height[boxes.image]
+    known = np.isfinite(w) & np.isfinite(h)
+    if not known.any():
+        return 0
+    x1, y1, x2, y2 = (boxes.xyxy[known, j] for j in range(4))
+    w, h = w[known], h[known]
+    iw = np.minimum(x2, w) - np.maximum(x1, 0.0)
+    ih = np.minimum(y2, h) - np.maximum(y1, 0.0)
+    # a box with extent that meets the image only on its border is outside too;
+    # a zero-size box is outside only when it lies beyond the border
+    out = (iw < 0) | (ih < 0) | ((iw == 0) & (x2 > x1)) | ((ih == 0) & (y2 > y1))
+    return int(np.count_nonzero(out))
+
+
+def _first(names: list[str], n: int = 5) -> str:
+    shown = ", ".join(names[:n])
+    return shown + (f" (and {len(names) - n} more)" if len(names) > n else "")
+
+
+def warnings_for(ds: Dataset, *, max_dets: int | None) -> list[str]:
+    """The warnings for ``ds``; ``max_dets`` is the largest maxDets (None: no such limit)."""
+    out: list[str] = []
+    pred, gt = ds.pred, ds.gt
+
+    score = pred.score
+    bad = np.isfinite(score) & ((score < 0.0) | (score > 1.0))
+    n_bad = int(np.count_nonzero(bad))
+    if n_bad:
+        lo, hi = float(score[bad].min()), float(score[bad].max())
+        out.append(
+            f"{_plural(n_bad, 'prediction score')} outside [0, 1] (from {lo:g} to {hi:g}): "
+            "rankings still work, but --score-thr and the operating point assume "
+            "probabilities"
+        )
+
+    if ds.pixel_units and len(ds.images):
+        n_pred = _outside(pred, ds.images.width, ds.images.height)
+        n_gt = _outside(gt, ds.images.width, ds.images.height)
+        if n_pred or n_gt:
+            parts = []
+            if n_pred:
+                parts.append(_plural(n_pred, "predicted box", "predicted boxes"))
+            if n_gt:
+                parts.append(_plural(n_gt, "ground-truth box", "ground-truth boxes"))
+            verb = "lies" if n_pred + n_gt == 1 else "lie"
+            out.append(
+                f"{' and '.join(parts)} {verb} entirely outside {'its' if verb == 'lies' else 'their'} "
+                "image (check the box format and the image sizes)"
+            )
+
+    if max_dets is not None and len(pred):
+        n_cat = max(len(ds.categories), int(pred.category.max()) + 1)
+        group = pred.image.astype(np.int64) * n_cat + pred.category
+        _, counts = np.unique(group, return_counts=True)
+        over = int(np.count_nonzero(counts > max_dets))
+        if over:
+            out.append(
+                f"{_plural(over, 'image/class pair')} {'has' if over == 1 else 'have'} more "
+                f"than {max_dets} predictions (at most {int(counts.max())}): only the "
+                f"{max_dets} highest-scoring of each are scored (--max-dets)"
+            )
+
+    if len(pred) and len(ds.categories):
+        k = len(ds.categories)
+        has_pred = np.bincount(pred.category, minlength=k)[:k] > 0
+        has_gt = np.bincount(gt.category, minlength=k)[:k] > 0 if len(gt) else np.zeros(k, bool)
+        lonely = np.flatnonzero(has_pred & ~has_gt)
+        if lonely.size:
+            names = [ds.categories.label(int(c)) for c in lonely]
+            n = len(names)
+            out.append(
+                f"{_plural(n, 'class', 'classes')} {'has' if n == 1 else 'have'} predictions "
+                f"but no ground truth, so {'its' if n == 1 else 'their'} AP is undefined: "
+                f"{_first(names)}"
+            )
+    return out
