@@ -35,6 +35,7 @@ $(VENV)/.bench-stamp: $(STAMP)
 	touch $@
 
 bench: $(VENV)/.bench-stamp
+	$(BIN)/python bench/iou_matrix.py
 	$(BIN)/python bench/run.py --scale 1
 
 bench-10x: $(VENV)/.bench-stamp
