@@ -145,12 +145,12 @@ def emit(
     title: str = PROG,
 ) -> int:
     """Print warnings (unless quiet), the report, and return the gate's exit status."""
+    check_gate_keys(fail_under, list(result.summary))  # a usage error says only that
     if not quiet:
         for line in result.info:
             stderr_line(f"{PROG}: {line}")
     for w in result.warnings:
         warn(w)
-    check_gate_keys(fail_under, list(result.summary))
     print_result(result, output, per_class, title=title)
     return apply_gates(result, fail_under)
 
@@ -330,7 +330,7 @@ def evaluate_cmd(
         matches=matches is not None,
     )
     if not quiet:
-        result.info.insert(0, _read_line(ds))
+        result.info.insert(0, _read_line(ds, iou_type))
     status = emit(result, output=out, per_class=per_class, fail_under=gates, quiet=quiet)
     if matches is not None and result.matches is not None:
         from .report import matches_csv
@@ -346,11 +346,11 @@ def evaluate_cmd(
     raise typer.Exit(status)
 
 
-def _read_line(ds: Any) -> str:
-    n_img = len(ds.images)
+def _read_line(ds: Any, iou_type: str = "bbox") -> str:
+    what = "masks" if iou_type == "segm" else "boxes"
     return (
-        f"read ground truth: {len(ds.gt)} boxes, {n_img} images, {len(ds.categories)} classes; "
-        f"predictions: {len(ds.pred)} boxes"
+        f"read ground truth: {len(ds.gt)} {what}, {len(ds.images)} images, "
+        f"{len(ds.categories)} classes; predictions: {len(ds.pred)} {what}"
     )
 
 

@@ -76,3 +76,15 @@ def test_per_class_ap_equals_pycocotools_on_real_set() -> None:
         str(COCO / "instances_val2014_100.json"),
     )
     assert [row["AP"] for row in r.per_class] == per_class_ap(ev)
+
+
+def test_segm_equals_pycocotools_bit_for_bit() -> None:
+    import json
+
+    from tests.oracle.pycoco import pycoco_eval, stats_of
+
+    segm = DATA / "segm" / "instances_val2014_fakesegm100_results.json"
+    gt = json.loads((COCO / "instances_val2014_100.json").read_text())
+    ev = pycoco_eval(gt, json.loads(segm.read_text()), "segm")
+    r = evaluate(str(segm), str(COCO / "instances_val2014_100.json"), iou_type="segm")
+    assert [r.summary[k] for k in STAT_KEYS] == stats_of(ev)
