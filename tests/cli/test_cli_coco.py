@@ -317,3 +317,11 @@ def test_version_and_module_entry_point() -> None:
     )
     assert p.returncode == 0 and p.stderr.startswith(WARN_LONELY)
     assert p.stdout.startswith("category_id,name,AP,")
+
+
+def test_fail_under_typo_fails_before_reading_inputs(capsys: pytest.CaptureFixture[str]) -> None:
+    # the inputs do not exist: the gate key is checked first, so the error names the key
+    code, _, err = run(["nope.json", "nope2.json", "--fail-under", "mAP=0.5"], capsys)
+    assert code == 2 and "unknown summary key 'mAP'" in err
+    code, _, err = run(["nope.json", "nope2.json", "--protocol", "voc", "--fail-under", "mAP=0.5"], capsys)
+    assert code == 2 and "nope" in err  # mAP is a VOC key: now the missing file is reported
