@@ -515,7 +515,10 @@ def _dispatch_args(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point; always ends with ``sys.exit``."""
-    from typer._click import exceptions as click_exc
+    try:  # typer >= 0.27 vendors click; older releases depend on it
+        from typer._click import exceptions as click_exc
+    except ImportError:  # pragma: no cover
+        from click import exceptions as click_exc  # type: ignore[no-redef]
 
     args = _dispatch_args(list(sys.argv[1:] if argv is None else argv))
     global _DEBUG
