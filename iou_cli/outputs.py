@@ -36,6 +36,13 @@ def write_atomic(path: str, text: str, inputs: Iterable[str] = ()) -> None:
     (including Ctrl-C) the temporary file is removed and ``path`` is untouched.
     """
     check_target(path, inputs)
+    try:
+        _write_replace(path, text)
+    except OSError as e:  # read-only folder, disk full, ...: one line, not a traceback
+        raise OutputError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+def _write_replace(path: str, text: str) -> None:
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     fd, tmp = tempfile.mkstemp(prefix=".iou-eval-", suffix=".tmp", dir=folder)

@@ -26,6 +26,14 @@ def _is_num(v: object) -> bool:
     return isinstance(v, _NUM) and not isinstance(v, bool)
 
 
+def _finite(v: object) -> bool:
+    """``math.isfinite`` that says False (not OverflowError) for a 400-digit integer."""
+    try:
+        return math.isfinite(v)  # type: ignore[arg-type]
+    except OverflowError:
+        return False
+
+
 def _is_id(v: object) -> bool:
     return (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and v != "")
 
@@ -72,7 +80,7 @@ def _check_record(
         for j, v in enumerate(bbox):
             if not _is_num(v):
                 raise InputError(path, f"{where}.bbox[{j}]", f"expected a number, got {_kind(v)}")
-            if not math.isfinite(v):
+            if not _finite(v):
                 raise InputError(path, f"{where}.bbox[{j}]", f"expected a finite number, got {v}")
         if bbox[2] < 0 or bbox[3] < 0:
             raise InputError(
@@ -84,10 +92,10 @@ def _check_record(
         if "score" not in rec:
             raise InputError(path, where, "missing key 'score' (predictions need a confidence)")
         s = rec["score"]
-        if not _is_num(s) or not math.isfinite(s):
+        if not _is_num(s) or not _finite(s):
             raise InputError(path, f"{where}.score", f"expected a finite number, got {_kind(s)}")
     for key in ("area",):
-        if key in rec and (not _is_num(rec[key]) or not math.isfinite(rec[key])):
+        if key in rec and (not _is_num(rec[key]) or not _finite(rec[key])):
             raise InputError(path, f"{where}.{key}", f"expected a finite number, got {_kind(rec[key])}")
     for key in ("iscrowd", "ignore", "difficult"):
         if key in rec and not (rec[key] in (0, 1) or isinstance(rec[key], bool) or rec[key] is None):
@@ -102,7 +110,7 @@ def _locate(recs: list[Any], path: str, prefix: str, **need: bool) -> None:
 def _id_column(values: list[Any] | np.ndarray) -> tuple[np.ndarray, list[Hashable]]:
     """Factorise ids: returns (codes, uniques) with codes indexing uniques."""
     arr = np.asarray(values)
-    if arr.dtype.kind in "iu":
+    if arr.dtype.kind in "iu" and arr.ndim == 1:  # (a list id [1] makes a 2-D array)
         uniq, codes = np.unique(arr, return_inverse=True)
         return codes.astype(np.int64), [int(u) for u in uniq]
     table: dict[Hashable, int] = {}
@@ -152,7 +160,8 @@ def _records_to_columns(
         for u in img_uniq + cat_uniq:
             if not _is_id(u):
                 raise TypeError
-    except (KeyError, TypeError, ValueError):
+        segm = [r["segmentation"] for r in recs] if iou_type == "segm" else None
+    except (KeyError, TypeError, ValueError, OverflowError):
         _locate(recs, path, prefix, **need)
         raise InputError(path, prefix, "malformed records") from None  # pragma: no cover
     cols: dict[str, Any] = {
@@ -163,15 +172,26 @@ def _records_to_columns(
         "bbox": bbox,
         "score": score,
     }
-    if iou_type == "segm":
-        cols["segm"] = [r["segmentation"] for r in recs]
+    if segm is not None:
+        cols["segm"] = segm
     return cols
 
 
-def _xywh_columns(bbox: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _xywh_columns(bbox: np.ndarray, path: str, prefix: str) -> tuple[np.ndarray, np.ndarray]:
     x, y, w, h = bbox[:, 0], bbox[:, 1], bbox[:, 2], bbox[:, 3]
-    xyxy = np.stack([x, y, x + w, y + h], axis=1)
-    return xyxy, w * h
+    with np.errstate(over="ignore", invalid="ignore"):
+        xyxy = np.stack([x, y, x + w, y + h], axis=1)
+        area = w * h
+    # (segm records without a bbox carry NaN here: not an overflow)
+    bad = np.isfinite(bbox).all(axis=1) & ~(np.isfinite(xyxy[:, 2:]).all(axis=1) & np.isfinite(area))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            path,
+            f"{prefix}[{i}].bbox",
+            f"box too large: {bbox[i].tolist()} overflows (x + w or w * h is not a finite number)",
+        )
+    return xyxy, area
 
 
 def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None) -> Side:
@@ -223,7 +243,7 @@ def _load_results(path: str, recs: list[Any], iou_type: str) -> Side:
 
 
 def _results_side(path: str, cols: dict[str, Any], n: int) -> Side:
-    xyxy, box_area = _xywh_columns(cols["bbox"])
+    xyxy, box_area = _xywh_columns(cols["bbox"], path, "")
     boxes = Boxes.build(
         xyxy,
         image=cols["img_codes"],
@@ -282,7 +302,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         stems.append(_stem(im.get("file_name")))
         for col, name in ((widths, "width"), (heights, "height")):
             v = im.get(name)
-            if v is not None and _is_num(v) and math.isfinite(v) and v > 0:
+            if v is not None and _is_num(v) and _finite(v) and v > 0:
                 col[i] = float(v)
     if any(s is None for s in stems) or len(set(stems)) != len(stems):
         stems = [None] * len(stems)  # file names missing or ambiguous: match by id only
@@ -338,12 +358,18 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
             f"annotations[{i}].category_id",
             f"category id {anns[i]['category_id']!r} is not in 'categories'",
         )
-    xyxy, box_area = _xywh_columns(cols["bbox"])
+    xyxy, box_area = _xywh_columns(cols["bbox"], path, "annotations")
     # annotation ids (optional; row + 1 where absent), unique
     ann_ids = [a.get("id", i + 1) for i, a in enumerate(anns)]
     ids_arr = np.asarray(ann_ids) if n else np.zeros(0, dtype=np.int64)
-    if ids_arr.dtype.kind not in "iu":
-        bad = next(i for i, v in enumerate(ann_ids) if not (isinstance(v, int) and not isinstance(v, bool)))
+    if ids_arr.dtype.kind not in "iu" or ids_arr.ndim != 1:
+        bad = next(
+            (i for i, v in enumerate(ann_ids) if not (isinstance(v, int) and not isinstance(v, bool))),
+            None,
+        )
+        if bad is None:  # integers, but too large for 64 bits
+            bad = next(i for i, v in enumerate(ann_ids) if not -(2**63) <= v < 2**63)
+            raise InputError(path, f"annotations[{bad}].id", f"id {ann_ids[bad]} does not fit in 64 bits")
         raise InputError(path, f"annotations[{bad}].id", f"expected an integer id, got {_kind(ann_ids[bad])}")
     if role == "gt" and n:
         uniq, first, counts = np.unique(ids_arr, return_index=True, return_counts=True)
@@ -357,7 +383,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     if any(has_area):
         vals = [a.get("area") for a in anns]
         for i, v in enumerate(vals):
-            if v is not None and not (_is_num(v) and math.isfinite(v)):
+            if v is not None and not (_is_num(v) and _finite(v)):
                 raise InputError(path, f"annotations[{i}].area", f"expected a finite number, got {_kind(v)}")
         area = np.array([box_area[i] if v is None else float(v) for i, v in enumerate(vals)], dtype=np.float64)
     for key in ("iscrowd", "ignore"):

@@ -43,7 +43,11 @@ def parse_json(path: str, data: bytes) -> Any:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"{exc.lineno}:{exc.colno}", f"not valid JSON: {exc.msg}") from None
-    except ValueError as exc:  # NaN / Infinity literals
+    except ValueError as exc:  # NaN / Infinity literals, integers of more than 4300 digits
+        if "digits" in str(exc) and "NaN" not in str(exc) and "Infinity" not in str(exc):
+            raise InputError(
+                path, None, "not valid JSON: an integer with too many digits"
+            ) from None
         raise InputError(path, None, str(exc)) from None
     except RecursionError:
         raise InputError(path, None, "JSON nested too deeply") from None

@@ -83,8 +83,10 @@ def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
         raise InputError(
             path, None, f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}"
         )
-    detected = detect_format(path)
-    fmt = fmt or detected
+    if fmt is None:
+        fmt = detect_format(path)
+    elif not os.path.exists(path):  # a forced format skips detection (and its complaints)
+        raise InputError(path, None, "no such file or folder")
     if fmt == "coco":
         if os.path.isdir(path):
             raise InputError(path, None, "COCO input is a JSON file, not a folder")

@@ -330,9 +330,10 @@ def load_yolo(
         notes={"files": total, "names": names_path},
         locator=locator,
     )
-    if n == 0 or bool(
-        np.isfinite(width[boxes.image]).all() and np.isfinite(height[boxes.image]).all()
-    ):
+    # an empty side stays normalised unless every size is known: it then meets a YOLO
+    # side (normalised) as well as a pixel side (scaled, there is nothing to scale)
+    sized = np.isfinite(width) & np.isfinite(height)
+    if bool(sized[boxes.image].all()) and (n > 0 or bool(sized.all())):
         side = to_pixels(side, width, height)
     return side
 

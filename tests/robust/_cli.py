@@ -1,0 +1,35 @@
+"""Run the CLI in-process and check the error contract (shared by the robustness tests)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+from iou_cli.cli import main
+
+ERROR_LINE = re.compile(r"^iou-eval: error: \S.*$")
+
+
+def run_cli(args: list[str]) -> tuple[int, str, str]:
+    """``(exit code, stdout, stderr)`` of ``iou-eval ARGS``; any exception but SystemExit
+    propagates (that is a bug: the CLI must answer every input with an exit code)."""
+    out, err = io.StringIO(), io.StringIO()
+    code: int | str | None = None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(args)
+        except SystemExit as exc:
+            code = exc.code
+    assert code is not None, "main() returned without sys.exit"
+    return (code if isinstance(code, int) else 1), out.getvalue(), err.getvalue()
+
+
+def assert_one_error_line(code: int, out: str, err: str) -> str:
+    """Exit 2, nothing on stdout, exactly one ``iou-eval: error:`` line on stderr."""
+    lines = err.splitlines()
+    assert code == 2, (code, err)
+    assert out == "", out
+    assert len(lines) == 1 and ERROR_LINE.match(lines[0]), err
+    assert "Traceback" not in err
+    return lines[0]
