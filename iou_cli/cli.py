@@ -552,6 +552,8 @@ def main(argv: list[str] | None = None) -> None:
     except MemoryError:
         stderr_line(f"{PROG}: error: out of memory")
         sys.exit(2)
+    if code == 130:  # typer turns KeyboardInterrupt into Exit(130) and returns it
+        stderr_line(f"{PROG}: interrupted")
     sys.exit(code if isinstance(code, int) else 0)
 
 
