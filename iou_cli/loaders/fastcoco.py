@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 
 import numpy as np
 import numpy.typing as npt
@@ -90,10 +91,142 @@ def read_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
     Returns ``image_id`` and ``category_id`` (int64), ``bbox`` (n, 4 float64, ``[x, y, w, h]``)
     and ``score`` (float64), row ``i`` being the list's record ``i``.
     """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    compact = _read_compact(data)
+    if compact is not None:
+        return compact
     try:
         return _read(data)
     except _Reject:
         return None
+
+
+# ---------------------------------------------------------------- the common case, in bulk
+#
+# Most results files have one key order and no exponents. Then a handful of whole-buffer
+# byte operations suffice: the "skeleton" (the text without digits . + - and whitespace)
+# must be the first record's skeleton repeated, which proves the structure and the exact
+# key names and that no number has an exponent (an 'e' would break the repetition or the
+# record pattern); the numbers, everything else blanked, go through NumPy's correctly
+# rounded string-to-float in one call. A few vectorised checks keep JSON's number grammar
+# strict (no leading zeros, no bare dots, '-' only in front). Anything else: None, and the
+# general reader below (or the validating loader) takes over.
+
+_BLANK_ALL_BUT_NUMBERS = bytes(b if b in b"0123456789.-" else 32 for b in range(256))
+# letters -> 'a', whitespace -> ' ', anything else -> '.': a letter next to whitespace can
+# only be inside a string (a key such as "image_id " that the skeleton would not show)
+_LETTER_WS = bytes(
+    97 if (65 <= b <= 90 or 97 <= b <= 122 or b == 95) else 32 if b in _WS else 46
+    for b in range(256)
+)
+_IS_DIGIT = np.zeros(256, dtype=bool)
+_IS_DIGIT[48:58] = True
+_TWO53F = float(2**53)
+
+
+def _record_order(rec: bytes) -> list[str] | None:
+    """Key order of a record skeleton such as ``{"image_id":,"bbox":[,,,],...}``."""
+    if not (rec.startswith(b"{") and rec.endswith(b"}")):
+        return None
+    parts = rec[1:-1].split(b",")
+    order: list[str] = []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if part == b'"bbox":[':
+            if parts[i + 1 : i + 4] != [b"", b"", b"]"]:
+                return None
+            order.append("bbox")
+            i += 4
+            continue
+        if not (part.startswith(b'"') and part.endswith(b'":')):
+            return None
+        order.append(part[1:-2].decode("ascii", "replace"))
+        i += 1
+    return order if sorted(order) == sorted(_KEYS) and len(order) == 4 else None
+
+
+def _read_compact(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
+    skel = data.translate(None, b"0123456789.+-" + _WS)
+    if not (skel.startswith(b"[{") and skel.endswith(b"}]")):
+        return None
+    rec = skel[1 : skel.find(b"}") + 1]
+    order = _record_order(rec)
+    if order is None:
+        return None
+    n, rest = divmod(len(skel) - 1, len(rec) + 1)
+    if rest or skel != b"[" + b",".join([rec] * n) + b"]":
+        return None
+    del skel
+    shape = data.translate(_LETTER_WS)
+    if b"a " in shape or b" a" in shape:
+        return None
+    del shape
+    if b"+" in data:  # no exponent anywhere (proved above), so a '+' is never valid
+        return None
+    text = data.translate(_BLANK_ALL_BUT_NUMBERS)
+    a = np.frombuffer(text, dtype=np.uint8)
+    # JSON number grammar: '-' starts a token and precedes a digit; '.' sits between digits;
+    # a token starting with 0 (after an optional '-') is just 0 or 0.<digits>; "-0" (an
+    # integer minus zero) is 0 to json.loads but -0.0 to strtod: leave it to the others
+    minus = np.flatnonzero(a == 45)
+    if minus.size and (
+        minus[-1] + 2 >= a.size
+        or (a[minus - 1] != 32).any()
+        or not _IS_DIGIT[a[minus + 1]].all()
+        or ((a[minus + 1] == 48) & ~_IS_DIGIT[a[minus + 2]] & (a[minus + 2] != 46)).any()
+    ):
+        return None
+    dots = np.flatnonzero(a == 46)
+    if dots.size and (
+        dots[0] == 0
+        or dots[-1] + 1 >= a.size
+        or not (_IS_DIGIT[a[dots - 1]].all() and _IS_DIGIT[a[dots + 1]].all())
+    ):
+        return None
+    zeros = np.flatnonzero(a == 48)
+    if zeros.size:
+        prev = a[zeros - 1]
+        starts_token = (prev == 32) | (prev == 45)
+        if zeros[-1] + 1 < a.size and (starts_token & _IS_DIGIT[a[zeros + 1]]).any():
+            return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            vals = np.fromstring(text, dtype=np.float64, sep=" ")
+    except (ValueError, DeprecationWarning):
+        return None
+    width = 7
+    if vals.size != width * n or not np.isfinite(vals).all():
+        return None
+    vals = vals.reshape(n, width)
+    col: dict[str, int] = {}
+    j = 0
+    for key in order:
+        col[key] = j
+        j += 4 if key == "bbox" else 1
+    ids = vals[:, [col["image_id"], col["category_id"]]]
+    if (np.abs(ids) > _TWO53F).any() or (ids != np.floor(ids)).any():
+        return None
+    if dots.size:
+        # an id written with a fraction ("7.0") is a float to json.loads: not an id
+        token_start = np.flatnonzero((a[1:] != 32) & (a[:-1] == 32)) + 1
+        if a[0] != 32:
+            token_start = np.r_[0, token_start]
+        field = (np.searchsorted(token_start, dots, side="right") - 1) % width
+        if np.isin(field, [col["image_id"], col["category_id"]]).any():
+            return None
+    b = col["bbox"]
+    bbox = np.ascontiguousarray(vals[:, b : b + 4])
+    if (bbox[:, 2:] < 0).any():
+        return None
+    return {
+        "image_id": ids[:, 0].astype(np.int64),
+        "category_id": ids[:, 1].astype(np.int64),
+        "bbox": bbox,
+        "score": np.ascontiguousarray(vals[:, col["score"]]),
+    }
 
 
 def _read(data: bytes) -> dict[str, npt.NDArray[np.generic]]:
