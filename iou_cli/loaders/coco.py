@@ -361,8 +361,11 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     xyxy, box_area = _xywh_columns(cols["bbox"], path, "annotations")
     # annotation ids (optional; row + 1 where absent), unique
     ann_ids = [a.get("id", i + 1) for i, a in enumerate(anns)]
-    ids_arr = np.asarray(ann_ids) if n else np.zeros(0, dtype=np.int64)
-    if ids_arr.dtype.kind not in "iu" or ids_arr.ndim != 1:
+    try:
+        ids_arr = np.asarray(ann_ids) if n else np.zeros(0, dtype=np.int64)
+    except ValueError:  # ragged: some id is a list
+        ids_arr = np.zeros(0, dtype=object)
+    if ids_arr.dtype.kind != "i" or ids_arr.ndim != 1:  # ("u": some id is >= 2**63)
         bad = next(
             (i for i, v in enumerate(ann_ids) if not (isinstance(v, int) and not isinstance(v, bool))),
             None,
