@@ -147,16 +147,11 @@ def _record_order(rec: bytes) -> list[str] | None:
     return order if sorted(order) == sorted(_KEYS) and len(order) == 4 else None
 
 
-def _read_compact(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
+def _compact_chunk(data: bytes, rec: bytes, order: list[str]) -> npt.NDArray[np.float64] | None:
+    """Values (k, 7) of ``data``: k records in ``order`` joined by commas, or None."""
     skel = data.translate(None, b"0123456789.+-" + _WS)
-    if not (skel.startswith(b"[{") and skel.endswith(b"}]")):
-        return None
-    rec = skel[1 : skel.find(b"}") + 1]
-    order = _record_order(rec)
-    if order is None:
-        return None
-    n, rest = divmod(len(skel) - 1, len(rec) + 1)
-    if rest or skel != b"[" + b",".join([rec] * n) + b"]":
+    n, rest = divmod(len(skel) + 1, len(rec) + 1)
+    if rest or skel != b",".join([rec] * n):
         return None
     del skel
     shape = data.translate(_LETTER_WS)
@@ -201,14 +196,7 @@ def _read_compact(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
     if vals.size != width * n or not np.isfinite(vals).all():
         return None
     vals = vals.reshape(n, width)
-    col: dict[str, int] = {}
-    j = 0
-    for key in order:
-        col[key] = j
-        j += 4 if key == "bbox" else 1
-    ids = vals[:, [col["image_id"], col["category_id"]]]
-    if (np.abs(ids) > _TWO53F).any() or (ids != np.floor(ids)).any():
-        return None
+    col = _columns_of(order)
     if dots.size:
         # an id written with a fraction ("7.0") is a float to json.loads: not an id
         token_start = np.flatnonzero((a[1:] != 32) & (a[:-1] == 32)) + 1
@@ -217,6 +205,62 @@ def _read_compact(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
         field = (np.searchsorted(token_start, dots, side="right") - 1) % width
         if np.isin(field, [col["image_id"], col["category_id"]]).any():
             return None
+    return vals
+
+
+def _columns_of(order: list[str]) -> dict[str, int]:
+    col: dict[str, int] = {}
+    j = 0
+    for key in order:
+        col[key] = j
+        j += 4 if key == "bbox" else 1
+    return col
+
+
+_COMPACT_CHUNK = 1 << 23  # 8 MiB of input per chunk: bounds the temporaries (~6x)
+
+
+def _read_compact(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
+    start = _skip_ws(data, 0)
+    end = len(data)
+    while end > start and data[end - 1] in _WS:
+        end -= 1
+    if end - start < 4 or data[start] != ord("[") or data[end - 1] != ord("]"):
+        return None
+    body_start = _skip_ws(data, start + 1)
+    body_end = end - 1
+    while body_end > body_start and data[body_end - 1] in _WS:
+        body_end -= 1
+    close = data.find(b"}", body_start, body_end)
+    if close < 0 or data[body_start] != ord("{"):
+        return None
+    rec = data[body_start : close + 1].translate(None, b"0123456789.+-" + _WS)
+    order = _record_order(rec)
+    if order is None:
+        return None
+    parts: list[npt.NDArray[np.float64]] = []
+    pos = body_start
+    while pos < body_end:
+        stop = body_end
+        if body_end - pos > _COMPACT_CHUNK:
+            m = _BOUNDARY.search(data, pos + _COMPACT_CHUNK)
+            if m is not None and m.start() < body_end:
+                stop = m.start() + 1  # just after the '}'
+        vals = _compact_chunk(data[pos:stop], rec, order)
+        if vals is None:
+            return None
+        parts.append(vals)
+        if stop == body_end:
+            break
+        pos = _skip_ws(data, stop)
+        if pos >= body_end or data[pos] != ord(","):
+            return None
+        pos = _skip_ws(data, pos + 1)
+    vals = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    col = _columns_of(order)
+    ids = vals[:, [col["image_id"], col["category_id"]]]
+    if (np.abs(ids) > _TWO53F).any() or (ids != np.floor(ids)).any():
+        return None
     b = col["bbox"]
     bbox = np.ascontiguousarray(vals[:, b : b + 4])
     if (bbox[:, 2:] < 0).any():

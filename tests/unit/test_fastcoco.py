@@ -257,3 +257,38 @@ def test_declined_file_still_gives_located_error(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         coco_loader.load_coco(str(path), role="pred", iou_type="bbox")
     assert "[0].bbox" in str(err.value)
+
+
+@pytest.mark.parametrize("chunk", [40, 333, 1 << 23])
+def test_bulk_path_chunks_agree_with_json(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    # the bulk path (one key order, no exponents) splits big inputs at record boundaries;
+    # any chunk size must give json.loads' values bit for bit
+    from iou_cli.loaders import fastcoco
+
+    monkeypatch.setattr(fastcoco, "_COMPACT_CHUNK", chunk)
+    data = REAL.read_bytes()
+    cols = fastcoco._read_compact(data)
+    assert cols is not None
+    recs = json.loads(data)
+    assert np.array_equal(cols["bbox"], np.array([r["bbox"] for r in recs], dtype=float))
+    assert np.array_equal(cols["score"], np.array([r["score"] for r in recs], dtype=float))
+    assert cols["image_id"].tolist() == [r["image_id"] for r in recs]
+    assert cols["category_id"].tolist() == [r["category_id"] for r in recs]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"image_id": 1, "category_id": 2, "bbox": [01, 2, 3, 4], "score": 0.5}]',
+        '[{"image_id": 1, "category_id": 2, "bbox": [1., 2, 3, 4], "score": 0.5}]',
+        '[{"image_id": 1, "category_id": 2, "bbox": [.1, 2, 3, 4], "score": 0.5}]',
+        '[{"image_id": 1.0, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5}]',
+        '[{"image_id": 1, "category_id": 2, "bbox": [-0, 2, 3, 4], "score": 0.5}]',
+        '[{"image_id": 1, "category_id": 2, "bbox": [1-2, 2, 3, 4], "score": 0.5}]',
+        '[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5e0}]',
+    ],
+)
+def test_bulk_path_declines_what_json_does_not_parse_the_same(text: str) -> None:
+    from iou_cli.loaders import fastcoco
+
+    assert fastcoco._read_compact(text.encode()) is None
