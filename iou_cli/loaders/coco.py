@@ -68,7 +68,9 @@ def _check_record(
         if key not in rec:
             raise InputError(path, where, f"missing key '{key}'")
         if not _is_id(rec[key]):
-            raise InputError(path, f"{where}.{key}", f"expected an integer id, got {_kind(rec[key])}")
+            raise InputError(
+                path, f"{where}.{key}", f"expected an integer id, got {_kind(rec[key])}"
+            )
     if need_bbox or "bbox" in rec:
         if "bbox" not in rec:
             raise InputError(path, where, "missing key 'bbox'")
@@ -84,7 +86,9 @@ def _check_record(
                 raise InputError(path, f"{where}.bbox[{j}]", f"expected a finite number, got {v}")
         if bbox[2] < 0 or bbox[3] < 0:
             raise InputError(
-                path, f"{where}.bbox", f"negative width or height: {bbox} (COCO bbox is [x, y, w, h])"
+                path,
+                f"{where}.bbox",
+                f"negative width or height: {bbox} (COCO bbox is [x, y, w, h])",
             )
     if need_segm and "segmentation" not in rec:
         raise InputError(path, where, "missing key 'segmentation'")
@@ -96,9 +100,13 @@ def _check_record(
             raise InputError(path, f"{where}.score", f"expected a finite number, got {_kind(s)}")
     for key in ("area",):
         if key in rec and (not _is_num(rec[key]) or not _finite(rec[key])):
-            raise InputError(path, f"{where}.{key}", f"expected a finite number, got {_kind(rec[key])}")
+            raise InputError(
+                path, f"{where}.{key}", f"expected a finite number, got {_kind(rec[key])}"
+            )
     for key in ("iscrowd", "ignore", "difficult"):
-        if key in rec and not (rec[key] in (0, 1) or isinstance(rec[key], bool) or rec[key] is None):
+        if key in rec and not (
+            rec[key] in (0, 1) or isinstance(rec[key], bool) or rec[key] is None
+        ):
             raise InputError(path, f"{where}.{key}", f"expected 0 or 1, got {_kind(rec[key])}")
 
 
@@ -118,8 +126,8 @@ def _id_column(values: list[Any] | np.ndarray) -> tuple[np.ndarray, list[Hashabl
     return np.asarray(codes_l, dtype=np.int64), list(table)
 
 
-def _flags(recs: list[dict[str, Any]], key: str) -> np.ndarray:
-    return np.fromiter((bool(r.get(key) or 0) for r in recs), dtype=bool, count=len(recs))
+def _flag_column(values: list[Any]) -> np.ndarray:
+    return np.fromiter((bool(v) for v in values), dtype=bool, count=len(values))
 
 
 def _records_to_columns(
@@ -183,7 +191,9 @@ def _xywh_columns(bbox: np.ndarray, path: str, prefix: str) -> tuple[np.ndarray,
         xyxy = np.stack([x, y, x + w, y + h], axis=1)
         area = w * h
     # (segm records without a bbox carry NaN here: not an overflow)
-    bad = np.isfinite(bbox).all(axis=1) & ~(np.isfinite(xyxy[:, 2:]).all(axis=1) & np.isfinite(area))
+    bad = np.isfinite(bbox).all(axis=1) & ~(
+        np.isfinite(xyxy[:, 2:]).all(axis=1) & np.isfinite(area)
+    )
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(
@@ -255,9 +265,7 @@ def _results_side(path: str, cols: dict[str, Any], n: int) -> Side:
         masks=cols.get("segm"),
     )
     ni = len(cols["img_uniq"])
-    images = Images(
-        list(cols["img_uniq"]), [None] * ni, np.full(ni, np.nan), np.full(ni, np.nan)
-    )
+    images = Images(list(cols["img_uniq"]), [None] * ni, np.full(ni, np.nan), np.full(ni, np.nan))
     categories = Categories(list(cols["cat_uniq"]), [None] * len(cols["cat_uniq"]))
     return Side(path, "coco-results", images, categories, boxes, has_scores=True)
 
@@ -293,7 +301,9 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         if not isinstance(im, dict):
             raise InputError(path, f"images[{i}]", f"expected an object, got {_kind(im)}")
         if "id" not in im or not _is_id(im["id"]):
-            raise InputError(path, f"images[{i}].id", f"expected an integer id, got {_kind(im.get('id'))}")
+            raise InputError(
+                path, f"images[{i}].id", f"expected an integer id, got {_kind(im.get('id'))}"
+            )
         key = _norm(im["id"])
         if key in img_index:
             raise InputError(path, f"images[{i}].id", f"duplicate image id {im['id']!r}")
@@ -315,7 +325,9 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         if not isinstance(c, dict):
             raise InputError(path, f"categories[{i}]", f"expected an object, got {_kind(c)}")
         if "id" not in c or not _is_id(c["id"]):
-            raise InputError(path, f"categories[{i}].id", f"expected an integer id, got {_kind(c.get('id'))}")
+            raise InputError(
+                path, f"categories[{i}].id", f"expected an integer id, got {_kind(c.get('id'))}"
+            )
         key = _norm(c["id"])
         if key in cat_index:
             raise InputError(path, f"categories[{i}].id", f"duplicate category id {c['id']!r}")
@@ -349,7 +361,9 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     if (image < 0).any():
         i = int(np.flatnonzero(image < 0)[0])
         raise InputError(
-            path, f"annotations[{i}].image_id", f"image id {anns[i]['image_id']!r} is not in 'images'"
+            path,
+            f"annotations[{i}].image_id",
+            f"image id {anns[i]['image_id']!r} is not in 'images'",
         )
     if (category < 0).any():
         i = int(np.flatnonzero(category < 0)[0])
@@ -367,33 +381,61 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         ids_arr = np.zeros(0, dtype=object)
     if ids_arr.dtype.kind != "i" or ids_arr.ndim != 1:  # ("u": some id is >= 2**63)
         bad = next(
-            (i for i, v in enumerate(ann_ids) if not (isinstance(v, int) and not isinstance(v, bool))),
+            (
+                i
+                for i, v in enumerate(ann_ids)
+                if not (isinstance(v, int) and not isinstance(v, bool))
+            ),
             None,
         )
         if bad is None:  # integers, but too large for 64 bits
             bad = next(i for i, v in enumerate(ann_ids) if not -(2**63) <= v < 2**63)
-            raise InputError(path, f"annotations[{bad}].id", f"id {ann_ids[bad]} does not fit in 64 bits")
-        raise InputError(path, f"annotations[{bad}].id", f"expected an integer id, got {_kind(ann_ids[bad])}")
+            raise InputError(
+                path, f"annotations[{bad}].id", f"id {ann_ids[bad]} does not fit in 64 bits"
+            )
+        raise InputError(
+            path, f"annotations[{bad}].id", f"expected an integer id, got {_kind(ann_ids[bad])}"
+        )
     if role == "gt" and n:
         uniq, first, counts = np.unique(ids_arr, return_index=True, return_counts=True)
         if (counts > 1).any():
             dup = uniq[counts > 1][0]
             rows = np.flatnonzero(ids_arr == dup)
-            raise InputError(path, f"annotations[{int(rows[1])}].id", f"duplicate annotation id {int(dup)} (also annotations[{int(rows[0])}])")
+            raise InputError(
+                path,
+                f"annotations[{int(rows[1])}].id",
+                f"duplicate annotation id {int(dup)} (also annotations[{int(rows[0])}])",
+            )
     # area: the annotation's own field (COCO area ranges); w*h where absent
     area = box_area.copy()
-    has_area = [("area" in a) for a in anns]
-    if any(has_area):
-        vals = [a.get("area") for a in anns]
+    # area: the annotation's own field (COCO area ranges); w*h where absent. Checked in bulk,
+    # record by record only to locate a bad value.
+    vals = [a.get("area") for a in anns]
+    if {type(v) for v in vals} <= {int, float, type(None)}:
+        arr = np.array(vals, dtype=np.float64) if n else np.zeros(0)
+        bad_area = np.isinf(arr).any()
+        area = np.where(np.isnan(arr), box_area, arr) if not bad_area else area
+    else:
+        bad_area = True
+    if bad_area:
         for i, v in enumerate(vals):
             if v is not None and not (_is_num(v) and _finite(v)):
-                raise InputError(path, f"annotations[{i}].area", f"expected a finite number, got {_kind(v)}")
-        area = np.array([box_area[i] if v is None else float(v) for i, v in enumerate(vals)], dtype=np.float64)
+                raise InputError(
+                    path, f"annotations[{i}].area", f"expected a finite number, got {_kind(v)}"
+                )
+    flag_values: dict[str, list[Any]] = {}
     for key in ("iscrowd", "ignore"):
-        for i, a in enumerate(anns):
-            v = a.get(key)
-            if v is not None and not (v in (0, 1) or isinstance(v, bool)):
-                raise InputError(path, f"annotations[{i}].{key}", f"expected 0 or 1, got {_kind(v)}")
+        flag_values[key] = fv = [a.get(key) for a in anns]
+        try:
+            plain = set(fv) <= {0, 1, None}  # True/False compare equal to 1/0
+        except TypeError:  # an unhashable value such as a list
+            plain = False
+        if not plain:
+            for i, v in enumerate(fv):
+                if v is not None and not (v in (0, 1) or isinstance(v, bool)):
+                    raise InputError(
+                        path, f"annotations[{i}].{key}", f"expected 0 or 1, got {_kind(v)}"
+                    )
     boxes = Boxes.build(
         xyxy,
         image=image,
@@ -401,8 +443,8 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         box_area=box_area,
         area=area if role == "gt" else box_area,
         score=cols["score"],
-        iscrowd=_flags(anns, "iscrowd") if role == "gt" else None,
-        ignore=_flags(anns, "ignore") if role == "gt" else None,
+        iscrowd=_flag_column(flag_values["iscrowd"]) if role == "gt" else None,
+        ignore=_flag_column(flag_values["ignore"]) if role == "gt" else None,
         ids=ids_arr.astype(np.int64),
         masks=cols.get("segm"),
     )
