@@ -191,8 +191,13 @@ def _rle_size(segm: dict[str, Any]) -> tuple[int, int] | str:
     return int(size[0]), int(size[1])
 
 
-def _check_polygons(segm: list[Any]) -> str | None:
-    """None when ``segm`` is a valid list of polygons [[x1, y1, x2, y2, ...], ...]."""
+def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
+    """None when ``segm`` is a valid list of polygons [[x1, y1, x2, y2, ...], ...].
+
+    Coordinates far outside the image are refused: pycocotools rasterises in int32 at 5x
+    scale and crashes (segfault) or allocates without bound on, say, 1e12.
+    """
+    reach = 2 * max(h, w, 1) + 1024
     for j, poly in enumerate(segm):
         if not isinstance(poly, list):
             return f"[{j}]: expected a polygon (a list of x, y numbers), got {_kind(poly)}"
@@ -203,6 +208,12 @@ def _check_polygons(segm: list[Any]) -> str | None:
         if not all(_is_num(v) for v in poly):
             bad = next(i for i, v in enumerate(poly) if not _is_num(v))
             return f"[{j}][{bad}]: expected a finite number, got {_kind(poly[bad])}"
+        far = [i for i, v in enumerate(poly) if not -reach <= v <= reach]
+        if far:
+            return (
+                f"[{j}][{far[0]}]: coordinate {poly[far[0]]} lies far outside the {w} x {h} "
+                f"image (at most {reach} pixels away)"
+            )
     return None
 
 
@@ -251,7 +262,13 @@ def _image_sizes(ds: Dataset) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int
     """Image heights and widths as integers, -1 where the ground truth does not say."""
     hs = np.full(len(ds.images), -1, dtype=np.int64)
     ws = np.full(len(ds.images), -1, dtype=np.int64)
-    known = np.isfinite(ds.images.height) & np.isfinite(ds.images.width)
+    # (a size beyond 2**31 pixels is no image: treated as unknown, not cast to garbage)
+    known = (
+        np.isfinite(ds.images.height)
+        & np.isfinite(ds.images.width)
+        & (ds.images.height < 2**31)
+        & (ds.images.width < 2**31)
+    )
     hs[known] = ds.images.height[known].astype(np.int64)
     ws[known] = ds.images.width[known].astype(np.int64)
     return hs, ws
@@ -285,7 +302,7 @@ def _convert_side(
             if not segm:  # no polygon: an empty mask (pycocotools would crash)
                 out[i] = _empty_rle(h, w)
                 continue
-            problem = _check_polygons(segm)
+            problem = _check_polygons(segm, h, w)
             if problem is not None:
                 suffix, _, reason = problem.partition(": ")
                 raise side.fail(i, reason, suffix)
