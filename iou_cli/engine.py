@@ -34,7 +34,8 @@ def overlap(
     w = np.minimum(ax2, bx2) - np.maximum(ax1, bx1)
     h = np.minimum(ay2, by2) - np.maximum(ay1, by1)
     hit = (w > 0) & (h > 0)
-    inter = w * h
+    with np.errstate(over="ignore"):  # two far-apart huge boxes: masked out by ``hit``
+        inter = w * h
     union = aa + ba - inter
     if crowd is not None:
         crowd_arr = np.asarray(crowd, dtype=bool)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import warnings
 
 from iou_cli.cli import main
 
@@ -16,7 +17,13 @@ def run_cli(args: list[str]) -> tuple[int, str, str]:
     propagates (that is a bug: the CLI must answer every input with an exit code)."""
     out, err = io.StringIO(), io.StringIO()
     code: int | str | None = None
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        warnings.catch_warnings(),
+    ):
+        # a NumPy RuntimeWarning would reach a user's stderr as a Python warning: a failure
+        warnings.simplefilter("error", RuntimeWarning)
         try:
             main(args)
         except SystemExit as exc:
