@@ -411,12 +411,14 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     # area: the annotation's own field (COCO area ranges); w*h where absent. Checked in bulk,
     # record by record only to locate a bad value.
     vals = [a.get("area") for a in anns]
+    bad_area: bool = True
     if {type(v) for v in vals} <= {int, float, type(None)}:
-        arr = np.array(vals, dtype=np.float64) if n else np.zeros(0)
-        bad_area = np.isinf(arr).any()
+        try:
+            arr = np.array(vals, dtype=np.float64) if n else np.zeros(0)
+        except OverflowError:  # a 400-digit integer: located below
+            arr = np.full(n, np.inf)
+        bad_area = bool(np.isinf(arr).any())
         area = np.where(np.isnan(arr), box_area, arr) if not bad_area else area
-    else:
-        bad_area = True
     if bad_area:
         for i, v in enumerate(vals):
             if v is not None and not (_is_num(v) and _finite(v)):

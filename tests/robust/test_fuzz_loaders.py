@@ -138,7 +138,22 @@ def json_mutation(draw: st.DrawFn, doc: Any) -> Any:
         elif op == "numeric":
             parent[key] = draw(
                 st.sampled_from(
-                    [0, -1, -0.0, 1.5, 2**53 + 1, 10**20, 1e308, -1e-308, True, "1", [1]]
+                    [
+                        0,
+                        -1,
+                        -0.0,
+                        1.5,
+                        2**53 + 1,
+                        2**63,
+                        10**20,
+                        10**400,
+                        1e308,
+                        -1e-308,
+                        True,
+                        "1",
+                        [1],
+                        [],
+                    ]
                 )
             )
         else:
