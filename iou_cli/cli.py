@@ -339,18 +339,20 @@ def evaluate_cmd(
     )
     if not quiet:
         result.info.insert(0, _read_line(ds, iou_type))
-    status = emit(result, output=out, per_class=per_class, fail_under=gates, quiet=quiet)
+    matches_text = None
     if matches is not None and result.matches is not None:
         from .report import matches_csv
 
-        text = matches_csv(result.matches)
-        if matches == "-":
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        else:
+        matches_text = matches_csv(result.matches)
+        if matches != "-":
+            # written before the report: a failed write exits 2 without a report on stdout
             from .outputs import write_atomic
 
-            write_atomic(matches, text, inputs)
+            write_atomic(matches, matches_text, inputs)
+    status = emit(result, output=out, per_class=per_class, fail_under=gates, quiet=quiet)
+    if matches == "-" and matches_text is not None:
+        sys.stdout.write(matches_text)
+        sys.stdout.flush()
     raise typer.Exit(status)
 
 

@@ -245,6 +245,15 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
     gt_cat: dict[Hashable, int]
     pred_cat_keys: list[Hashable]
     if by_name:
+        seen: set[str | None] = set()
+        for name in gt.categories.names:
+            if name in seen:
+                raise InputError(
+                    gt.path,
+                    "categories",
+                    f"duplicate category name {name!r}: categories cannot be matched by name",
+                )
+            seen.add(name)
         gt_cat = {n: i for i, n in enumerate(gt.categories.names)}
         pred_cat_keys = list(pred.categories.names)
     else:

@@ -338,7 +338,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     if len({n for n in names if n is not None}) != len(names):
         names = [None] * len(names) if any(n is None for n in names) else names
     # sort categories by id (pycocotools: p.catIds = sorted(getCatIds()))
-    corder = sorted(range(len(cat_ids)), key=lambda k: (isinstance(cat_ids[k], str), cat_ids[k]))  # type: ignore[arg-type,return-value]
+    corder = sorted(range(len(cat_ids)), key=lambda k: _id_sort_key(cat_ids[k]))
     cat_ids = [cat_ids[k] for k in corder]
     names = [names[k] for k in corder]
     cat_index = {cid: j for j, cid in enumerate(cat_ids)}
@@ -453,6 +453,13 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     images = Images(keys, stems, widths, heights)
     categories = Categories(cat_ids, names)
     return Side(path, "coco", images, categories, boxes, has_scores=has_scores)
+
+
+def _id_sort_key(key: Hashable | None) -> tuple[int, int, str]:
+    """Integer ids in numeric order, then string ids (pycocotools sorts the ids)."""
+    if isinstance(key, int):
+        return (0, key, "")
+    return (1, 0, str(key))
 
 
 def _norm(key: Hashable) -> Hashable:

@@ -323,5 +323,24 @@ def test_fail_under_typo_fails_before_reading_inputs(capsys: pytest.CaptureFixtu
     # the inputs do not exist: the gate key is checked first, so the error names the key
     code, _, err = run(["nope.json", "nope2.json", "--fail-under", "mAP=0.5"], capsys)
     assert code == 2 and "unknown summary key 'mAP'" in err
-    code, _, err = run(["nope.json", "nope2.json", "--protocol", "voc", "--fail-under", "mAP=0.5"], capsys)
+    code, _, err = run(
+        ["nope.json", "nope2.json", "--protocol", "voc", "--fail-under", "mAP=0.5"], capsys
+    )
     assert code == 2 and "nope" in err  # mAP is a VOC key: now the missing file is reported
+
+
+def test_duplicate_category_names_cannot_be_matched_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gt_doc = small_gt()
+    gt_doc["categories"].append({"id": 2, "name": "cat"})
+    gt = write(tmp_path, "gt.json", gt_doc)
+    pred_doc = small_gt()
+    pred_doc["annotations"][0]["score"] = 0.9
+    dt = write(tmp_path, "dt.json", pred_doc)  # a COCO dataset: matched by file name and name
+    code, out, err = run([dt, gt], capsys)
+    assert code == 2 and out == ""
+    assert (
+        err
+        == f"iou-eval: error: {gt}:categories: duplicate category name 'cat': categories cannot be matched by name\n"
+    )
