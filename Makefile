@@ -37,6 +37,7 @@ $(VENV)/.bench-stamp: $(STAMP)
 bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/iou_matrix.py
 	$(BIN)/python bench/run.py --scale 1
+	$(BIN)/python bench/run.py --scale 1 --iou-type segm
 
 bench-10x: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 10

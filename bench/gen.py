@@ -232,3 +232,64 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _octagon(b: list[float]) -> list[float]:
+    x, y, w, h = b
+    a, c = w * 0.3, h * 0.3
+    return [x + a, y, x + w - a, y, x + w, y + c, x + w, y + h - c,
+            x + w - a, y + h, x + a, y + h, x, y + h - c, x, y + c]  # fmt: skip
+
+
+def ensure_segm(scale: int, seed: int = 0, n_images: int = 1000) -> tuple[str, str]:
+    """A mask set derived from the box set: the first ``n_images * scale`` images, every box
+    an octagon polygon inside it (crowd regions as uncompressed RLE, as in COCO), every
+    detection a compressed RLE. Returns (preds_path, gt_path)."""
+    import numpy as np
+    from pycocotools import mask as mask_utils
+
+    preds_path, gt_path = ensure(scale, seed)
+    out = os.path.join(os.path.dirname(preds_path), "segm")
+    gt_segm = os.path.join(out, "gt.json")
+    preds_segm = os.path.join(out, "preds.json")
+    if os.path.exists(gt_segm) and os.path.exists(preds_segm):
+        return preds_segm, gt_segm
+    os.makedirs(out, exist_ok=True)
+    with open(gt_path) as fh:
+        gt = json.load(fh)
+    with open(preds_path) as fh:
+        dets = json.load(fh)
+    gt["images"] = gt["images"][: n_images * scale]
+    keep = {im["id"] for im in gt["images"]}
+    sizes = {im["id"]: (im["height"], im["width"]) for im in gt["images"]}
+    anns = [a for a in gt["annotations"] if a["image_id"] in keep]
+    for a in anns:
+        h, w = sizes[a["image_id"]]
+        if a.get("iscrowd"):
+            rle = mask_utils.merge(mask_utils.frPyObjects([_octagon(a["bbox"])], h, w))
+            m = mask_utils.decode(rle).flatten(order="F")
+            change = np.flatnonzero(np.diff(np.concatenate(([0], m, [1 - m[-1]]))))
+            runs = np.diff(np.concatenate(([0], change)))
+            a["segmentation"] = {"size": [h, w], "counts": [int(v) for v in runs]}
+        else:
+            a["segmentation"] = [_octagon(a["bbox"])]
+    gt["annotations"] = anns
+    out_dets = []
+    for d in dets:
+        if d["image_id"] not in keep:
+            continue
+        h, w = sizes[d["image_id"]]
+        rle = mask_utils.merge(mask_utils.frPyObjects([_octagon(d["bbox"])], h, w))
+        out_dets.append(
+            {
+                "image_id": d["image_id"],
+                "category_id": d["category_id"],
+                "segmentation": {"size": [h, w], "counts": rle["counts"].decode()},
+                "score": d["score"],
+            }
+        )
+    with open(gt_segm, "w") as fh:
+        json.dump(gt, fh)
+    with open(preds_segm, "w") as fh:
+        json.dump(out_dets, fh)
+    return preds_segm, gt_segm

@@ -43,19 +43,21 @@ def _anchor(name: str) -> list[str]:
     return [sys.executable, os.path.join(HERE, "anchors", f"{name}_eval.py")]
 
 
-def command(tool: str, preds: str, gt: str) -> list[str]:
+def command(tool: str, preds: str, gt: str, iou_type: str = "bbox") -> list[str]:
     if tool == "iou-eval":
         exe = os.path.join(BIN, "iou-eval")
-        return [exe if os.path.exists(exe) else "iou-eval", preds, gt, "-o", "json"]
+        exe = exe if os.path.exists(exe) else "iou-eval"
+        return [exe, preds, gt, "-o", "json", "--iou-type", iou_type]
     if tool == "pycocotools":
-        return _anchor("pycocotools") + [preds, gt]
+        return _anchor("pycocotools") + [preds, gt, iou_type]
     if tool == "faster-coco-eval":
-        return _anchor("faster_coco_eval") + [preds, gt]
+        return _anchor("faster_coco_eval") + [preds, gt, iou_type]
     if tool == "hotcoco":
-        return _anchor("hotcoco") + [preds, gt]
+        return _anchor("hotcoco") + [preds, gt, iou_type]
     if tool == "hotcoco-cli":
         exe = os.path.join(BIN, "coco")
-        return [exe if os.path.exists(exe) else "coco", "eval", "--gt", gt, "--dt", preds, "--json"]
+        exe = exe if os.path.exists(exe) else "coco"
+        return [exe, "eval", "--gt", gt, "--dt", preds, "--json", "--iou-type", iou_type]
     raise SystemExit(f"unknown tool {tool!r} (choose from {', '.join(ALL_TOOLS)})")
 
 
@@ -141,6 +143,12 @@ def main() -> None:
         "(default: pycocotools=1 at 1x, pycocotools=0 at 10x)",
     )
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    ap.add_argument(
+        "--iou-type",
+        choices=["bbox", "segm"],
+        default="bbox",
+        help="segm: masks derived from the box set (first 1,000 images per scale unit)",
+    )
     ap.add_argument("--out", default=os.path.join(HERE, "_out"))
     args = ap.parse_args()
 
@@ -155,7 +163,15 @@ def main() -> None:
             name, _, n = item.partition("=")
             per_tool[name.strip()] = int(n)
 
-    preds, gt = gen.ensure(args.scale, args.seed)
+    # generate in a child process: a child's peak RSS starts from its parent's at fork, so a
+    # parent that held the generated set would inflate every tool's figure
+    maker = "ensure_segm" if args.iou_type == "segm" else "ensure"
+    subprocess.run(
+        [sys.executable, "-c", f"import gen; gen.{maker}({args.scale}, {args.seed})"],
+        cwd=HERE,
+        check=True,
+    )
+    preds, gt = getattr(gen, maker)(args.scale, args.seed)  # cached now: just the paths
     data_dir = os.path.dirname(preds)
     ref_cache = os.path.join(data_dir, "pycocotools_stats.json")
 
@@ -173,7 +189,8 @@ def main() -> None:
             res = results[t]
             if res.status != "ok" or len(res.walls) >= per_tool.get(t, runs):
                 continue
-            wall, rss, cpu, stdout, stderr, code = run_once(command(t, preds, gt), args.timeout)
+            cmd = command(t, preds, gt, args.iou_type)
+            wall, rss, cpu, stdout, stderr, code = run_once(cmd, args.timeout)
             if code is None or code == -9:
                 res.status = f"timeout (>{args.timeout:.0f} s)"
                 print(f"  {t}: timeout", file=sys.stderr)
@@ -239,7 +256,8 @@ def main() -> None:
 
     n_img, n_gt, n_det = _counts(gt, preds)
     title = (
-        f"Scale {args.scale}x (seed {args.seed}): {n_img:,} images, {n_gt:,} ground truths, "
+        f"Scale {args.scale}x {args.iou_type} (seed {args.seed}): {n_img:,} images, "
+        f"{n_gt:,} ground truths, "
         f"{n_det:,} detections, results JSON {os.path.getsize(preds) / 2**20:.1f} MiB"
     )
     machine = _machine()
@@ -267,9 +285,10 @@ def main() -> None:
     print(text)
     os.makedirs(args.out, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    with open(os.path.join(args.out, f"bench-x{args.scale}-{stamp}.md"), "w") as fh:
+    tag = f"x{args.scale}" + ("-segm" if args.iou_type == "segm" else "")
+    with open(os.path.join(args.out, f"bench-{tag}-{stamp}.md"), "w") as fh:
         fh.write(text + "\n")
-    with open(os.path.join(args.out, f"bench-x{args.scale}-{stamp}.json"), "w") as fh:
+    with open(os.path.join(args.out, f"bench-{tag}-{stamp}.json"), "w") as fh:
         json.dump(
             {
                 "scale": args.scale,
