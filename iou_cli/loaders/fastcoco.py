@@ -17,6 +17,7 @@ where.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from itertools import chain
 from operator import attrgetter
@@ -47,10 +48,39 @@ def read_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
     Returns ``image_id`` and ``category_id`` (int64), ``bbox`` (n, 4 float64, ``[x, y, w, h]``)
     and ``score`` (float64), row ``i`` being the list's record ``i``.
     """
-    import msgspec
-
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    if len(data) <= _CHUNK:
+        return _columns(data)
+    # a big file is decoded a slice of records at a time, so that at most one slice's
+    # record objects live at once; a slice boundary is a "},{" between two records (one
+    # inside a nested value makes a slice invalid JSON: then the whole file is declined)
+    start = data.find(b"[")
+    end = data.rfind(b"]")
+    if start < 0 or end < start or data[:start].strip() or data[end + 1 :].strip():
+        return None
+    parts: list[dict[str, npt.NDArray[np.generic]]] = []
+    pos = start + 1
+    while True:
+        m = _BOUNDARY.search(data, pos + _CHUNK, end) if end - pos > _CHUNK else None
+        stop = m.start() + 1 if m is not None else end
+        cols = _columns(b"[" + data[pos:stop] + b"]")
+        if cols is None:
+            return None
+        parts.append(cols)
+        if m is None:
+            break
+        pos = m.end() - 1  # at the next record's "{"
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+
+_CHUNK = 1 << 24  # bytes of JSON decoded at once (~16 MiB: ~180k records)
+_BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
+
+
+def _columns(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
+    import msgspec
+
     try:
         recs = _decoder().decode(data)
     except msgspec.DecodeError:  # also ValidationError: not JSON, or not this schema

@@ -263,3 +263,18 @@ def test_declined_file_still_gives_located_error(tmp_path: Path) -> None:
 def test_accepts_what_json_loads_reads_the_same(text: str) -> None:
     data = text.encode()
     assert_bit_identical(read_results(data), data)
+
+
+@pytest.mark.parametrize("chunk", [1, 150, 1000])
+def test_big_files_are_decoded_in_slices(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    from iou_cli.loaders import fastcoco
+
+    monkeypatch.setattr(fastcoco, "_CHUNK", chunk)
+    data = REAL.read_bytes()
+    assert_bit_identical(read_results(data), data)
+    compact = json.dumps(json.loads(data), separators=(",", ":")).encode()
+    assert_bit_identical(read_results(compact), compact)
+    # a slice boundary that falls inside a nested value declines the file (json path then)
+    nested = b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5, '
+    nested += b'"x": [{"a": 1},{"b": 2}]}]'
+    assert read_results(nested) in (None,) or chunk > len(nested)
