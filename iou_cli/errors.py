@@ -40,3 +40,18 @@ class InputError(IouEvalError):
 
 class OutputError(IouEvalError):
     """An output file cannot be written (or would overwrite an input)."""
+
+
+def kind_of(value: object) -> str:
+    """How a message names a JSON value that came where another was expected."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"a string ({value[:20]!r})"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "an object"
+    return repr(value)

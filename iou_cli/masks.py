@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .data import Boxes, Dataset
-from .errors import InputError, UsageError
+from .errors import InputError, UsageError, kind_of
 
 FloatArray = npt.NDArray[np.float64]
 RLE = dict[str, Any]  # {"size": [h, w], "counts": bytes}
@@ -162,20 +162,6 @@ def _explain_rle_string(s: bytes, h: int, w: int) -> str:
 # one raw segmentation value -> a checked, normalised form
 
 
-def _kind(v: object) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, str):
-        return f"a string ({v[:20]!r})"
-    if isinstance(v, list):
-        return f"a list of {len(v)}"
-    if isinstance(v, dict):
-        return "an object"
-    return repr(v)
-
-
 def _is_num(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -187,7 +173,7 @@ def _rle_size(segm: dict[str, Any]) -> tuple[int, int] | str:
         or len(size) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in size)
     ):
-        return f"RLE 'size' must be [height, width], got {_kind(size)}"
+        return f"RLE 'size' must be [height, width], got {kind_of(size)}"
     return int(size[0]), int(size[1])
 
 
@@ -200,14 +186,14 @@ def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
     reach = 2 * max(h, w, 1) + 1024
     for j, poly in enumerate(segm):
         if not isinstance(poly, list):
-            return f"[{j}]: expected a polygon (a list of x, y numbers), got {_kind(poly)}"
+            return f"[{j}]: expected a polygon (a list of x, y numbers), got {kind_of(poly)}"
         if len(poly) % 2:
             return f"[{j}]: polygon with an odd number of coordinates ({len(poly)})"
         if len(poly) < 6:
             return f"[{j}]: polygon with {len(poly) // 2} points, expected >= 3"
         if not all(_is_num(v) for v in poly):
             bad = next(i for i, v in enumerate(poly) if not _is_num(v))
-            return f"[{j}][{bad}]: expected a finite number, got {_kind(poly[bad])}"
+            return f"[{j}][{bad}]: expected a finite number, got {kind_of(poly[bad])}"
         far = [i for i, v in enumerate(poly) if not -reach <= v <= reach]
         if far:
             return (
@@ -228,7 +214,7 @@ def _check_counts_list(counts: list[Any], h: int, w: int) -> str | None:
             ),
             0,
         )
-        return f"uncompressed RLE counts[{bad}]: expected an integer, got {_kind(counts[bad])}"
+        return f"uncompressed RLE counts[{bad}]: expected an integer, got {kind_of(counts[bad])}"
     if (arr < 0).any():
         bad = int(np.flatnonzero(arr < 0)[0])
         return f"uncompressed RLE counts[{bad}]: negative run length {int(arr[bad])}"
@@ -310,7 +296,7 @@ def _convert_side(
             out[i] = mask_utils.merge(rles)
             continue
         if not isinstance(segm, dict):
-            raise side.fail(i, f"expected a list of polygons or an RLE object, got {_kind(segm)}")
+            raise side.fail(i, f"expected a list of polygons or an RLE object, got {kind_of(segm)}")
         size = _rle_size(segm)
         if isinstance(size, str):
             raise side.fail(i, size, ".size")
@@ -339,7 +325,7 @@ def _convert_side(
         else:
             raise side.fail(
                 i,
-                f"expected RLE counts as a string or a list of run lengths, got {_kind(counts)}",
+                f"expected RLE counts as a string or a list of run lengths, got {kind_of(counts)}",
                 ".counts",
             )
     if compressed:
@@ -497,7 +483,7 @@ def _as_rles(x: Any, name: str) -> tuple[list[RLE], tuple[int, int] | None]:
                 rles.append({"size": [h, w], "counts": b})
             else:
                 raise UsageError(
-                    f"{name}[{i}]: expected RLE counts as a string or a list, got {_kind(counts)}"
+                    f"{name}[{i}]: expected RLE counts as a string or a list, got {kind_of(counts)}"
                 )
             sizes.append(size)
         comp = [i for i, r in enumerate(rles) if isinstance(items[i].get("counts"), (str, bytes))]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
-from ..errors import InputError
+from ..errors import InputError, kind_of
 from .fastcoco import read_results
 from .jsonio import load_json, parse_json, read_bytes
 
@@ -44,44 +44,30 @@ def _stem(name: object) -> str | None:
     return os.path.splitext(os.path.basename(name.replace("\\", "/")))[0]
 
 
-def _kind(v: object) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, str):
-        return f"a string ({v[:20]!r})"
-    if isinstance(v, list):
-        return f"a list of {len(v)}"
-    if isinstance(v, dict):
-        return "an object"
-    return repr(v)
-
-
 def _check_record(
     rec: object, where: str, path: str, *, need_score: bool, need_bbox: bool, need_segm: bool
 ) -> None:
     """Raise a located InputError describing what is wrong with one record."""
     if not isinstance(rec, dict):
-        raise InputError(path, where, f"expected an object, got {_kind(rec)}")
+        raise InputError(path, where, f"expected an object, got {kind_of(rec)}")
     for key in ("image_id", "category_id"):
         if key not in rec:
             raise InputError(path, where, f"missing key '{key}'")
         if not _is_id(rec[key]):
             raise InputError(
-                path, f"{where}.{key}", f"expected an integer id, got {_kind(rec[key])}"
+                path, f"{where}.{key}", f"expected an integer id, got {kind_of(rec[key])}"
             )
     if need_bbox or "bbox" in rec:
         if "bbox" not in rec:
             raise InputError(path, where, "missing key 'bbox'")
         bbox = rec["bbox"]
         if not isinstance(bbox, list):
-            raise InputError(path, f"{where}.bbox", f"expected 4 numbers, got {_kind(bbox)}")
+            raise InputError(path, f"{where}.bbox", f"expected 4 numbers, got {kind_of(bbox)}")
         if len(bbox) != 4:
             raise InputError(path, f"{where}.bbox", f"expected 4 numbers, got {len(bbox)}")
         for j, v in enumerate(bbox):
             if not _is_num(v):
-                raise InputError(path, f"{where}.bbox[{j}]", f"expected a number, got {_kind(v)}")
+                raise InputError(path, f"{where}.bbox[{j}]", f"expected a number, got {kind_of(v)}")
             if not _finite(v):
                 raise InputError(path, f"{where}.bbox[{j}]", f"expected a finite number, got {v}")
         if bbox[2] < 0 or bbox[3] < 0:
@@ -97,17 +83,17 @@ def _check_record(
             raise InputError(path, where, "missing key 'score' (predictions need a confidence)")
         s = rec["score"]
         if not _is_num(s) or not _finite(s):
-            raise InputError(path, f"{where}.score", f"expected a finite number, got {_kind(s)}")
+            raise InputError(path, f"{where}.score", f"expected a finite number, got {kind_of(s)}")
     for key in ("area",):
         if key in rec and (not _is_num(rec[key]) or not _finite(rec[key])):
             raise InputError(
-                path, f"{where}.{key}", f"expected a finite number, got {_kind(rec[key])}"
+                path, f"{where}.{key}", f"expected a finite number, got {kind_of(rec[key])}"
             )
     for key in ("iscrowd", "ignore", "difficult"):
         if key in rec and not (
             rec[key] in (0, 1) or isinstance(rec[key], bool) or rec[key] is None
         ):
-            raise InputError(path, f"{where}.{key}", f"expected 0 or 1, got {_kind(rec[key])}")
+            raise InputError(path, f"{where}.{key}", f"expected 0 or 1, got {kind_of(rec[key])}")
 
 
 def _locate(recs: list[Any], path: str, prefix: str, **need: bool) -> None:
@@ -229,7 +215,7 @@ def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None)
     raise InputError(
         path,
         None,
-        f"expected a COCO dataset object or a results list, got {_kind(data)}",
+        f"expected a COCO dataset object or a results list, got {kind_of(data)}",
     )
 
 
@@ -282,7 +268,7 @@ def _table(data: dict[str, Any], key: str, path: str) -> list[Any]:
         )
     value = data[key]
     if not isinstance(value, list):
-        raise InputError(path, key, f"expected a list, got {_kind(value)}")
+        raise InputError(path, key, f"expected a list, got {kind_of(value)}")
     return value
 
 
@@ -299,10 +285,10 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     heights = np.full(len(images_l), np.nan)
     for i, im in enumerate(images_l):
         if not isinstance(im, dict):
-            raise InputError(path, f"images[{i}]", f"expected an object, got {_kind(im)}")
+            raise InputError(path, f"images[{i}]", f"expected an object, got {kind_of(im)}")
         if "id" not in im or not _is_id(im["id"]):
             raise InputError(
-                path, f"images[{i}].id", f"expected an integer id, got {_kind(im.get('id'))}"
+                path, f"images[{i}].id", f"expected an integer id, got {kind_of(im.get('id'))}"
             )
         key = _norm(im["id"])
         if key in img_index:
@@ -323,10 +309,10 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     names: list[str | None] = []
     for i, c in enumerate(cats_l):
         if not isinstance(c, dict):
-            raise InputError(path, f"categories[{i}]", f"expected an object, got {_kind(c)}")
+            raise InputError(path, f"categories[{i}]", f"expected an object, got {kind_of(c)}")
         if "id" not in c or not _is_id(c["id"]):
             raise InputError(
-                path, f"categories[{i}].id", f"expected an integer id, got {_kind(c.get('id'))}"
+                path, f"categories[{i}].id", f"expected an integer id, got {kind_of(c.get('id'))}"
             )
         key = _norm(c["id"])
         if key in cat_index:
@@ -394,7 +380,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
                 path, f"annotations[{bad}].id", f"id {ann_ids[bad]} does not fit in 64 bits"
             )
         raise InputError(
-            path, f"annotations[{bad}].id", f"expected an integer id, got {_kind(ann_ids[bad])}"
+            path, f"annotations[{bad}].id", f"expected an integer id, got {kind_of(ann_ids[bad])}"
         )
     if role == "gt" and n:
         uniq, first, counts = np.unique(ids_arr, return_index=True, return_counts=True)
@@ -423,7 +409,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         for i, v in enumerate(vals):
             if v is not None and not (_is_num(v) and _finite(v)):
                 raise InputError(
-                    path, f"annotations[{i}].area", f"expected a finite number, got {_kind(v)}"
+                    path, f"annotations[{i}].area", f"expected a finite number, got {kind_of(v)}"
                 )
     flag_values: dict[str, list[Any]] = {}
     for key in ("iscrowd", "ignore"):
@@ -436,7 +422,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
             for i, v in enumerate(fv):
                 if v is not None and not (v in (0, 1) or isinstance(v, bool)):
                     raise InputError(
-                        path, f"annotations[{i}].{key}", f"expected 0 or 1, got {_kind(v)}"
+                        path, f"annotations[{i}].{key}", f"expected 0 or 1, got {kind_of(v)}"
                     )
     boxes = Boxes.build(
         xyxy,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from iou_cli.cli import main
+from tests.cli.helpers import run
 from tests.conftest import DATA
 from tests.oracle.pycoco import STAT_KEYS
 
@@ -20,14 +21,6 @@ GT = str(DATA / "coco" / "instances_val2014_100.json")
 DT = str(DATA / "coco" / "instances_val2014_fakebbox100_results.json")
 AP = 0.5045806987249628  # pycocotools on this set (see tests/oracle/test_coco_real.py)
 WARN_LONELY = "iou-eval: warning: 6 classes have predictions but no ground truth"
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 def write(tmp_path: Path, name: str, obj: object) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from iou_cli.cli import main
+from tests.cli.helpers import run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEG = DATA / "segment"
@@ -19,14 +19,6 @@ MIOU = 35 / 54  # hand count in tests/unit/test_segment.py
 GT100 = str(DATA / "coco" / "instances_val2014_100.json")
 SEGM100 = str(DATA / "segm" / "instances_val2014_fakesegm100_results.json")
 SEGM_AP = 0.3195452758576433  # faster_coco_eval / pycocotools (tests/oracle/test_segm_parity.py)
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 def labels_files(tmp: Path) -> tuple[str, str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from iou_cli.cli import main
+from tests.cli.helpers import run
 
 ROOT = Path(__file__).parents[2]
 V100 = ROOT / "tests" / "data" / "peers_voc" / "voc100"
@@ -15,14 +15,6 @@ YOLO_DETS = ["--pred-format", "yolo-darknet", "--pred-names", str(V100 / "voc.na
 # independent derived value (see tests/oracle/test_voc_peers.py): VOC all-point mAP@0.5,
 # difficult ignored, on review_object_detection_metrics data/database
 MAP_DIFFICULT_IGNORED = 0.6138747922842811
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 @pytest.mark.parametrize(
