@@ -40,6 +40,14 @@ def parse_json(path: str, data: bytes) -> Any:
             path, f"byte {exc.start}", "not UTF-8 text (is this a JSON file?)"
         ) from None
     try:
+        import msgspec
+
+        # about twice as fast as json.loads, same values; anything it refuses goes to
+        # json.loads, whose errors carry a line and column
+        return msgspec.json.decode(data)
+    except Exception:  # noqa: BLE001 - any refusal: let json.loads judge and locate it
+        pass
+    try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"{exc.lineno}:{exc.colno}", f"not valid JSON: {exc.msg}") from None
