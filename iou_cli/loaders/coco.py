@@ -284,15 +284,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     widths = np.full(len(images_l), np.nan)
     heights = np.full(len(images_l), np.nan)
     for i, im in enumerate(images_l):
-        if not isinstance(im, dict):
-            raise InputError(path, f"images[{i}]", f"expected an object, got {kind_of(im)}")
-        if "id" not in im or not _is_id(im["id"]):
-            raise InputError(
-                path, f"images[{i}].id", f"expected an integer id, got {kind_of(im.get('id'))}"
-            )
-        key = _norm(im["id"])
-        if key in img_index:
-            raise InputError(path, f"images[{i}].id", f"duplicate image id {im['id']!r}")
+        key = _table_key(path, "images", "image", i, im, img_index)
         img_index[key] = i
         keys.append(key)
         stems.append(_stem(im.get("file_name")))
@@ -308,15 +300,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     cat_ids: list[Hashable | None] = []
     names: list[str | None] = []
     for i, c in enumerate(cats_l):
-        if not isinstance(c, dict):
-            raise InputError(path, f"categories[{i}]", f"expected an object, got {kind_of(c)}")
-        if "id" not in c or not _is_id(c["id"]):
-            raise InputError(
-                path, f"categories[{i}].id", f"expected an integer id, got {kind_of(c.get('id'))}"
-            )
-        key = _norm(c["id"])
-        if key in cat_index:
-            raise InputError(path, f"categories[{i}].id", f"duplicate category id {c['id']!r}")
+        key = _table_key(path, "categories", "category", i, c, cat_index)
         cat_index[key] = i
         cat_ids.append(key)
         nm = c.get("name")
@@ -439,6 +423,22 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     images = Images(keys, stems, widths, heights)
     categories = Categories(cat_ids, names)
     return Side(path, "coco", images, categories, boxes, has_scores=has_scores)
+
+
+def _table_key(
+    path: str, table: str, what: str, i: int, entry: Any, seen: dict[Hashable, int]
+) -> Hashable:
+    """The checked, normalised id of ``table[i]`` (an image or a category), new in ``seen``."""
+    if not isinstance(entry, dict):
+        raise InputError(path, f"{table}[{i}]", f"expected an object, got {kind_of(entry)}")
+    if "id" not in entry or not _is_id(entry["id"]):
+        raise InputError(
+            path, f"{table}[{i}].id", f"expected an integer id, got {kind_of(entry.get('id'))}"
+        )
+    key = _norm(entry["id"])
+    if key in seen:
+        raise InputError(path, f"{table}[{i}].id", f"duplicate {what} id {entry['id']!r}")
+    return key
 
 
 def _id_sort_key(key: Hashable | None) -> tuple[int, int, str]:
