@@ -20,22 +20,25 @@ def best_f1_threshold(
     tp: npt.NDArray[np.bool_],
     fp: npt.NDArray[np.bool_],
     n_gt: int,
+    *,
+    order: npt.NDArray[np.int64] | None = None,
 ) -> float | None:
     """The confidence whose ``score >= thr`` cut maximises F1 on the real (not interpolated)
     PR curve, pooled over all classes. Ties go to the highest confidence (fewest
     detections). ``None`` when there is no prediction or no ground truth.
 
     Only cuts between distinct scores are considered: a cut at ``s`` keeps every prediction
-    scoring ``>= s``, so tied scores enter together.
+    scoring ``>= s``, so tied scores enter together. ``order`` (indices by descending score)
+    saves the sort when the caller has one.
     """
-    counted = tp | fp
-    s = score[counted]
-    if s.size == 0 or n_gt <= 0:
+    if order is None:
+        order = np.argsort(-score, kind="stable")
+    order = order[(tp | fp)[order]]
+    if order.size == 0 or n_gt <= 0:
         return None
-    order = np.argsort(-s, kind="stable")
-    s = s[order]
-    ctp = np.cumsum(tp[counted][order])
-    cfp = np.cumsum(fp[counted][order])
+    s = score[order]
+    ctp = np.cumsum(tp[order])
+    cfp = np.cumsum(fp[order])
     last = np.ones(s.size, dtype=bool)  # last position of each run of equal scores
     last[:-1] = s[1:] != s[:-1]
     ctp, cfp, s = ctp[last], cfp[last], s[last]

@@ -74,7 +74,21 @@ class CocoEval:
     op_fp: BoolArray
     op_iou: FloatArray
     op_gt: IntArray  # matched ground-truth row or -1
+    op_order: IntArray  # evaluated detections by descending score
     gt_keep: BoolArray  # non-ignored ground truths (area "all")
+
+
+def _by_score(score: FloatArray) -> IntArray:
+    """Indices by descending score, ties in index order (pycocotools' mergesort)."""
+    return np.argsort(-score, kind="stable").astype(np.int64)
+
+
+def _by_small_key(keys: IntArray, perm: IntArray) -> IntArray:
+    """``perm`` stably re-sorted by ``keys[perm]`` (radix sort when the keys fit 16 bits)."""
+    k = keys[perm]
+    if k.size and k.min() >= 0 and k.max() < 2**15:
+        k = k.astype(np.int16)
+    return perm[np.argsort(k, kind="stable")]
 
 
 def _group_starts(keys: IntArray, n_groups: int) -> IntArray:
@@ -173,7 +187,8 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
 
     # ---- detections: stable sort by score inside each group, keep the first max_det
     d_group_all = pred.image * K + pred.category
-    order = np.lexsort((-pred.score, d_group_all))  # lexsort is stable: file order on ties
+    # stable sorts throughout, so ties keep file order; small-integer keys sort by radix
+    order = _by_small_key(pred.image, _by_small_key(pred.category, _by_score(pred.score)))
     d_group_sorted = d_group_all[order]
     d_start_all = _group_starts(d_group_sorted, n_groups)
     rank_all = np.arange(order.shape[0]) - d_start_all[d_group_sorted]
@@ -224,9 +239,10 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
     # accumulation order (pycocotools: images in id order, each image's detections in score
     # order, then a stable sort by score per category)
     d_cat = pred.category[d_rows]
-    # the kept detections are in (image, category, rank) order and lexsort is stable, so
-    # sorting by (category, -score) leaves ties in (image, rank) order
-    acc_order = np.lexsort((-d_score, d_cat))
+    # the kept detections are in (image, category, rank) order, so a stable sort by score
+    # and then by category leaves ties in (image, rank) order
+    score_order = _by_score(d_score)
+    acc_order = _by_small_key(d_cat, score_order)
     acc_pos = np.empty(nD, dtype=np.int64)
     acc_pos[acc_order] = np.arange(nD)
     cat_start = np.searchsorted(d_cat[acc_order], np.arange(K + 1), side="left")
@@ -318,6 +334,7 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
         n_gt=op["npig"].astype(np.int64),
         n_det=n_det,
         op_det=d_rows,
+        op_order=score_order,
         op_tp=op["tp"],
         op_fp=op["fp"],
         op_iou=op["iou"],
@@ -481,7 +498,7 @@ def evaluate_coco(ds: Dataset, params: CocoParams | None = None) -> Result:
     n_gt_total = int(ev.n_gt.sum())
     score_thr = params.score_thr
     if score_thr is None:
-        score_thr = best_f1_threshold(det_score, ev.op_tp, ev.op_fp, n_gt_total)
+        score_thr = best_f1_threshold(det_score, ev.op_tp, ev.op_fp, n_gt_total, order=ev.op_order)
     summary: dict[str, Any] = dict(stats(ev))
     summary.update(
         operating_point(
