@@ -249,12 +249,17 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
     cand_acc = np.argsort(acc_pos[cdet], kind="stable")  # candidates in accumulation order
     g_cat_sorted = gt.category[g_rows]
 
+    # preference inside each detection: non-ignored first, then IoU, later GT on ties. The
+    # order without the (area-dependent) ignore flag is sorted once; each area range then
+    # only moves ignored ground truths behind the others (a nearly sorted stable sort)
+    base = np.lexsort((-pair_gt, -pair_iou, pair_c, pair_rank))
+    base_c = pair_c[base]
+    base_seg = np.cumsum(np.r_[False, base_c[1:] != base_c[:-1]]).astype(np.int64) * 2
+
     op: dict[str, Any] = {}
     for a, (_name, lo, hi) in enumerate(rngs):
         g_ign = g_base_ign | (g_area < lo) | (g_area > hi)
-        prio = ~g_ign[pair_gt]
-        # preference inside each detection: non-ignored first, then IoU, later GT on ties
-        pref = np.lexsort((-pair_gt, -pair_iou, ~prio, pair_c, pair_rank))
+        pref = base[np.argsort(base_seg + g_ign[pair_gt[base]], kind="stable")]
         p_c = pair_c[pref]
         p_gt = pair_gt[pref]
         p_iou = pair_iou[pref]
@@ -395,15 +400,15 @@ def _accumulate(
     eps = np.spacing(1)
     rank_acc = d_rank[acc_order]
     bg_acc = bg_fp[acc_order]
+    cat_first = cat_start[:-1]
     T = dt_m.shape[0]
     for mi, max_det in enumerate(params.max_dets):
-        # background false positives counted along the accumulation order, per category
-        bgc = np.cumsum(bg_acc & (rank_acc < max_det))
-        bg_base = np.r_[0, bgc][cat_start[:-1]]
+        # background false positives before each candidate, in its category
+        bg_pos = np.flatnonzero(bg_acc & (rank_acc < max_det))
         cols = cand_acc[d_rank[cdet[cand_acc]] < max_det]  # candidates, accumulation order
         pos = acc_pos[cdet[cols]]
         ccat = np.searchsorted(cat_start, pos, side="right") - 1
-        bg_before = bgc[pos] - bg_base[ccat]
+        bg_before = np.searchsorted(bg_pos, pos) - np.searchsorted(bg_pos, cat_first)[ccat]
         cseg = np.searchsorted(ccat, np.arange(K + 1), side="left")
         hit = dt_m[:, cols] >= 0
         ig = dt_ig[:, cols]
