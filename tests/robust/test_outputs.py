@@ -171,7 +171,7 @@ def test_nothing_is_written_into_an_input_folder(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ a real Ctrl-C
 
 
-def _big_scene(folder: Path, n_img: int = 1500, n_gt: int = 20, n_det: int = 60) -> None:
+def _big_scene(folder: Path, n_img: int = 3000, n_gt: int = 20, n_det: int = 60) -> None:
     rng = np.random.default_rng(7)
     k_gt, k_det = n_img * n_gt, n_img * n_det
     xy = rng.integers(0, 400, size=(k_gt, 2)).tolist()
@@ -237,7 +237,7 @@ def test_real_ctrl_c_exits_130_and_leaves_no_partial_file(tmp_path: Path) -> Non
     deadline = time.monotonic() + 30
     while not _numpy_loaded(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
-    time.sleep(0.2)  # well inside reading / evaluating (the whole run takes ~2 s)
+    time.sleep(0.2)  # well inside reading / evaluating (the whole run takes ~2 s here)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, (proc.returncode, stderr)
