@@ -247,7 +247,10 @@ def load_yolo(
                 bad = next(p for p in parts if not _is_float(p))
                 raise InputError(file, ln, f"expected numbers, got {bad[:20]!r}") from None
             c = vals[0]
-            if not (math.isfinite(c) and c >= 0 and c == int(c)):
+            # a class index is written as digits ("3", or "3.0" by some exporters); "1e30"
+            # is a number but no class index
+            whole, _, frac = parts[0].partition(".")
+            if not (whole.isdigit() and frac.strip("0") == "" and math.isfinite(c)):
                 raise InputError(
                     file, ln, f"class: expected a non-negative integer, got {parts[0]!r}"
                 )
