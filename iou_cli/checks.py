@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import Boxes, Dataset
+from .data import Boxes, Dataset, first_few
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
@@ -37,11 +37,6 @@ def _outside(boxes: Boxes, width: np.ndarray, height: np.ndarray) -> int:
     # a zero-size box is outside only when it lies beyond the border
     out = (iw < 0) | (ih < 0) | ((iw == 0) & (x2 > x1)) | ((ih == 0) & (y2 > y1))
     return int(np.count_nonzero(out))
-
-
-def _first(names: list[str], n: int = 5) -> str:
-    shown = ", ".join(names[:n])
-    return shown + (f" (and {len(names) - n} more)" if len(names) > n else "")
 
 
 def warnings_for(ds: Dataset, *, max_dets: int | None) -> list[str]:
@@ -98,6 +93,6 @@ def warnings_for(ds: Dataset, *, max_dets: int | None) -> list[str]:
             out.append(
                 f"{_plural(n, 'class', 'classes')} {'has' if n == 1 else 'have'} predictions "
                 f"but no ground truth, so {'its' if n == 1 else 'their'} AP is undefined: "
-                f"{_first(names)}"
+                f"{first_few(names)}"
             )
     return out

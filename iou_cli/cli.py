@@ -295,13 +295,10 @@ def evaluate_cmd(
         formats=(pred_format, gt_format),
     )
     from .metrics import OP_KEYS
+    from .protocols.coco import stat_keys
 
-    if protocol == "coco":
-        stat_keys = ["AP", "AP50", "AP75", "APs", "APm", "APl"] + [f"AR{m}" for m in md]
-        stat_keys += ["ARs", "ARm", "ARl"]
-    else:
-        stat_keys = ["mAP"]
-    check_gate_keys(gates, stat_keys + list(OP_KEYS))  # a typo fails before the work
+    keys = stat_keys(tuple(md)) if protocol == "coco" else ["mAP"]
+    check_gate_keys(gates, keys + list(OP_KEYS))  # a typo fails before the work
     inputs = [p for p in (predictions, ground_truth, names, gt_names, pred_names, images) if p]
     if matches not in (None, "-"):
         from .outputs import check_target

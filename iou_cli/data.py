@@ -211,7 +211,7 @@ def order_images(side: Side) -> Side:
     return replace(side, images=images, boxes=boxes)
 
 
-def _first(names: Sequence[object], n: int = 5) -> str:
+def first_few(names: Sequence[object], n: int = 5) -> str:
     shown = ", ".join(str(x) for x in list(names)[:n])
     more = len(names) - n
     return shown + (f" (and {more} more)" if more > 0 else "")
@@ -235,8 +235,8 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         gt_img = {s: i for i, s in enumerate(gt.images.stems)}
         pred_img_keys = list(pred.images.stems)
     else:
-        gt_img = {_norm_id(k): i for i, k in enumerate(gt.images.keys)}
-        pred_img_keys = [_norm_id(k) for k in pred.images.keys]
+        gt_img = {norm_id(k): i for i, k in enumerate(gt.images.keys)}
+        pred_img_keys = [norm_id(k) for k in pred.images.keys]
     img_map = np.array([gt_img.get(k, -1) for k in pred_img_keys], dtype=np.int64)
 
     by_name = all(n is not None for n in gt.categories.names) and all(
@@ -257,8 +257,8 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         gt_cat = {n: i for i, n in enumerate(gt.categories.names)}
         pred_cat_keys = list(pred.categories.names)
     else:
-        gt_cat = {_norm_id(k): i for i, k in enumerate(gt.categories.ids)}
-        pred_cat_keys = [_norm_id(k) for k in pred.categories.ids]
+        gt_cat = {norm_id(k): i for i, k in enumerate(gt.categories.ids)}
+        pred_cat_keys = [norm_id(k) for k in pred.categories.ids]
     cat_map = np.array([gt_cat.get(k, -1) for k in pred_cat_keys], dtype=np.int64)
 
     boxes = pred.boxes
@@ -280,7 +280,7 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
                     pred.path,
                     _where(pred, boxes, first, "image_id"),
                     f"{len(missing)} {what} not in the ground truth ({kind}): "
-                    f"{_first(missing)} (use --unknown skip to drop them)",
+                    f"{first_few(missing)} (use --unknown skip to drop them)",
                 )
             missing = sorted({str(pred_cat_keys[int(i)]) for i in boxes.category[bad_cat]})
             kind = "name" if by_name else "category_id"
@@ -289,7 +289,7 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
                 pred.path,
                 _where(pred, boxes, first, "category_id"),
                 f"{len(missing)} categor{'ies' if len(missing) > 1 else 'y'} not in the ground "
-                f"truth ({kind}): {_first(missing)} (use --unknown skip to drop them)",
+                f"truth ({kind}): {first_few(missing)} (use --unknown skip to drop them)",
             )
         skipped = {"unknown_image": int(bad_img.sum()), "unknown_category": int(bad_cat.sum())}
         keep = ~(bad_img | bad_cat)
@@ -307,7 +307,7 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
     )
 
 
-def _norm_id(key: Hashable) -> Hashable:
+def norm_id(key: Hashable) -> Hashable:
     """Image/category ids compare by value: ``"2299"`` and ``2299`` are one image."""
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         return int(key)

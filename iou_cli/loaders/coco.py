@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Boxes, Categories, Images, Side
+from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
 from .fastcoco import read_results
 from .jsonio import load_json, parse_json, read_bytes
@@ -324,8 +324,8 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         )
     cols = _records_to_columns(anns, path, "annotations", need_score=need_score, iou_type=iou_type)
     n = len(anns)
-    img_lookup = np.array([img_index.get(_norm(u), -1) for u in cols["img_uniq"]], dtype=np.int64)
-    cat_lookup = np.array([cat_index.get(_norm(u), -1) for u in cols["cat_uniq"]], dtype=np.int64)
+    img_lookup = np.array([img_index.get(norm_id(u), -1) for u in cols["img_uniq"]], dtype=np.int64)
+    cat_lookup = np.array([cat_index.get(norm_id(u), -1) for u in cols["cat_uniq"]], dtype=np.int64)
     image = img_lookup[cols["img_codes"]] if n else np.zeros(0, dtype=np.int64)
     category = cat_lookup[cols["cat_codes"]] if n else np.zeros(0, dtype=np.int64)
     if (image < 0).any():
@@ -435,7 +435,7 @@ def _table_key(
         raise InputError(
             path, f"{table}[{i}].id", f"expected an integer id, got {kind_of(entry.get('id'))}"
         )
-    key = _norm(entry["id"])
+    key = norm_id(entry["id"])
     if key in seen:
         raise InputError(path, f"{table}[{i}].id", f"duplicate {what} id {entry['id']!r}")
     return key
@@ -446,9 +446,3 @@ def _id_sort_key(key: Hashable | None) -> tuple[int, int, str]:
     if isinstance(key, int):
         return (0, key, "")
     return (1, 0, str(key))
-
-
-def _norm(key: Hashable) -> Hashable:
-    if isinstance(key, str) and key.strip().lstrip("-").isdigit():
-        return int(key)
-    return key

@@ -474,23 +474,33 @@ def _summarize(
     return float(np.mean(vals))
 
 
+def _stat_specs(max_dets: tuple[int, ...]) -> list[tuple[str, dict[str, Any]]]:
+    """pycocotools' summary, stat by stat: key and ``_summarize`` arguments."""
+    specs: list[tuple[str, dict[str, Any]]] = [
+        ("AP", {"ap": True}),
+        ("AP50", {"ap": True, "iou_thr": 0.5}),
+        ("AP75", {"ap": True, "iou_thr": 0.75}),
+        ("APs", {"ap": True, "area": 1}),
+        ("APm", {"ap": True, "area": 2}),
+        ("APl", {"ap": True, "area": 3}),
+    ]
+    specs += [(f"AR{m}", {"ap": False, "max_det_index": i}) for i, m in enumerate(max_dets)]
+    specs += [
+        ("ARs", {"ap": False, "area": 1}),
+        ("ARm", {"ap": False, "area": 2}),
+        ("ARl", {"ap": False, "area": 3}),
+    ]
+    return specs
+
+
+def stat_keys(max_dets: tuple[int, ...]) -> list[str]:
+    """The summary's stat keys for these maxDets (``AR<m>`` follow the actual values)."""
+    return [key for key, _ in _stat_specs(max_dets)]
+
+
 def stats(ev: CocoEval, k: int | None = None) -> dict[str, float | None]:
     """The 12 pycocotools stats (keys ``AR<m>`` follow the actual maxDets)."""
-    md = ev.params.max_dets
-    out: dict[str, float | None] = {
-        "AP": _summarize(ev, ap=True, k=k),
-        "AP50": _summarize(ev, ap=True, iou_thr=0.5, k=k),
-        "AP75": _summarize(ev, ap=True, iou_thr=0.75, k=k),
-        "APs": _summarize(ev, ap=True, area=1, k=k),
-        "APm": _summarize(ev, ap=True, area=2, k=k),
-        "APl": _summarize(ev, ap=True, area=3, k=k),
-    }
-    for i, m in enumerate(md):
-        out[f"AR{m}"] = _summarize(ev, ap=False, max_det_index=i, k=k)
-    out["ARs"] = _summarize(ev, ap=False, area=1, k=k)
-    out["ARm"] = _summarize(ev, ap=False, area=2, k=k)
-    out["ARl"] = _summarize(ev, ap=False, area=3, k=k)
-    return out
+    return {key: _summarize(ev, k=k, **kw) for key, kw in _stat_specs(ev.params.max_dets)}
 
 
 def evaluate_coco(ds: Dataset, params: CocoParams | None = None) -> Result:
