@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..data import Dataset
-from ..engine import overlap
+from ..data import Boxes, Dataset
+from ..engine import Corners, overlap
 from ..metrics import best_f1_threshold, operating_point
 from ..result import Matches, Result
 
@@ -96,23 +96,14 @@ def _group_starts(keys: IntArray, n_groups: int) -> IntArray:
     return np.searchsorted(keys, np.arange(n_groups + 1), side="left").astype(np.int64)
 
 
+def _corners(boxes: Boxes, rows: IntArray) -> Corners:
+    """``(x1, y1, x2, y2, box_area)`` of ``rows``, the columns ``engine.overlap`` takes."""
+    xy = boxes.xyxy
+    return (xy[rows, 0], xy[rows, 1], xy[rows, 2], xy[rows, 3], boxes.box_area[rows])
+
+
 def _pair_iou_bbox(ds: Dataset, d_rows: IntArray, g_rows: IntArray, crowd: BoolArray) -> FloatArray:
-    p, g = ds.pred, ds.gt
-    a = (
-        p.xyxy[d_rows, 0],
-        p.xyxy[d_rows, 1],
-        p.xyxy[d_rows, 2],
-        p.xyxy[d_rows, 3],
-        p.box_area[d_rows],
-    )
-    b = (
-        g.xyxy[g_rows, 0],
-        g.xyxy[g_rows, 1],
-        g.xyxy[g_rows, 2],
-        g.xyxy[g_rows, 3],
-        g.box_area[g_rows],
-    )
-    return overlap(a, b, crowd)
+    return overlap(_corners(ds.pred, d_rows), _corners(ds.gt, g_rows), crowd)
 
 
 def _pair_iou_segm(
