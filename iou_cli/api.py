@@ -8,6 +8,7 @@ import numpy as np
 
 from .data import Dataset, Side
 from .errors import UsageError
+from .limits import check_ranges
 from .loaders import FORMATS, LoadOptions
 from .result import Result
 
@@ -170,6 +171,7 @@ def check_options(
     unknown: str,
     formats: Sequence[str | None],
 ) -> None:
+    check_ranges(max_dets=max_dets, iou_thrs=iou_thrs)  # sizes first: never print 10k values
     if protocol not in PROTOCOLS:
         raise UsageError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     if iou_type not in IOU_TYPES:

@@ -8,6 +8,8 @@ error or input that cannot be evaluated, 130 interrupted. Errors are one line on
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
 import os
 import sys
 from typing import Annotated, Any
@@ -37,7 +39,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        sys.stdout.write(f"{PROG} {__version__}\n")
+        out(f"{PROG} {__version__}\n")
         raise typer.Exit(0)
 
 
@@ -57,8 +59,43 @@ def _root(
 
 
 def stderr_line(text: str) -> None:
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+    """One line on stderr: control characters from inputs (ESC, newline) shown escaped, so a
+    file or class name can neither split the line nor drive the terminal. A stderr that
+    cannot be written (closed, full) loses the line; there is nowhere else to say it."""
+    from .text import term
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write(term(text) + "\n")
+        sys.stderr.flush()
+
+
+class StdoutFailed(Exception):
+    """Writing to stdout failed (closed pipe, full disk, closed descriptor).
+
+    Not an OSError on purpose: click turns an EPIPE OSError into exit 1 (the gate's code)."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(exc.strerror or str(exc))
+        self.errno = exc.errno
+
+
+def out(text: str) -> None:
+    """Write ``text`` to stdout and flush, turning an OS failure into :class:`StdoutFailed`."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        raise StdoutFailed(exc) from None
+
+
+def console() -> Any:
+    """A rich Console on stdout: no highlighting, a usable width (``COLUMNS=0`` would make
+    rich print nothing; anything under 40 columns is taken as 40)."""
+    from rich.console import Console
+
+    from .limits import console_width
+
+    return Console(highlight=False, width=console_width(os.environ.get("COLUMNS")))
 
 
 def warn(text: str) -> None:
@@ -106,18 +143,17 @@ def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -
     from . import report
 
     if output == "json":
-        sys.stdout.write(report.to_json(result))
+        out(report.to_json(result))
     elif output == "csv":
-        sys.stdout.write(report.to_csv(result, per_class=per_class))
+        out(report.to_csv(result, per_class=per_class))
     elif output == "markdown":
-        sys.stdout.write(report.to_markdown(result, per_class=per_class))
+        out(report.to_markdown(result, per_class=per_class))
     else:
-        from rich.console import Console
-
-        Console(highlight=False).print(
-            report.render_table(result, per_class=per_class, title=title)
-        )
-    sys.stdout.flush()
+        try:
+            console().print(report.render_table(result, per_class=per_class, title=title))
+        except OSError as exc:
+            raise StdoutFailed(exc) from None
+        out("")
 
 
 def apply_gates(result: Any, gates: list[tuple[str, float]]) -> int:
@@ -165,6 +201,9 @@ def parse_image_size(text: str | None) -> tuple[float, float] | None:
             raise ValueError
     except ValueError:
         raise UsageError(f"--image-size: expected W,H such as 640,480, got {text!r}") from None
+    from .limits import check_ranges
+
+    check_ranges(image_size=(w, h))
     return (w, h)
 
 
@@ -348,8 +387,7 @@ def evaluate_cmd(
             write_atomic(matches, matches_text, inputs)
     status = emit(result, output=out, per_class=per_class, fail_under=gates, quiet=quiet)
     if matches == "-" and matches_text is not None:
-        sys.stdout.write(matches_text)
-        sys.stdout.flush()
+        out(matches_text)
     raise typer.Exit(status)
 
 
@@ -469,25 +507,24 @@ def iou_cmd(
         raise UsageError(str(exc)) from None
     single = not os.path.exists(box_a) and not os.path.exists(box_b)
     if single and output is None:
-        sys.stdout.write(f"{float(m[0, 0])!r}\n")
+        out(f"{float(m[0, 0])!r}\n")
         return
     out = resolve_output(output)
     if out == "json":
         doc: Any = float(m[0, 0]) if single else [[float(x) for x in r] for r in m]
-        sys.stdout.write(json.dumps({"iou": doc, "box_format": box_format, "crowd": crowd}) + "\n")
+        out(json.dumps({"iou": doc, "box_format": box_format, "crowd": crowd}) + "\n")
     elif out == "csv":
         from .report import matrix_csv
 
-        sys.stdout.write(matrix_csv(m))
+        out(matrix_csv(m))
     elif out == "markdown":
         header = "| |" + "|".join(f" b{j} " for j in range(m.shape[1])) + "|\n"
         header += "|---|" + "---:|" * m.shape[1] + "\n"
         body = "".join(
             f"| a{i} |" + "|".join(f" {x:.6f} " for x in m[i]) + "|\n" for i in range(m.shape[0])
         )
-        sys.stdout.write(header + body)
+        out(header + body)
     else:
-        from rich.console import Console
         from rich.table import Table
 
         t = Table(title=f"IoU ({box_format}{', crowd' if crowd else ''})")
@@ -496,7 +533,11 @@ def iou_cmd(
             t.add_column(f"b{j}", justify="right", no_wrap=True)
         for i in range(m.shape[0]):
             t.add_row(f"a{i}", *[f"{x:.6f}" for x in m[i]])
-        Console(highlight=False).print(t)
+        try:
+            console().print(t)
+        except OSError as exc:
+            raise StdoutFailed(exc) from None
+        out("")
 
 
 # --------------------------------------------------------------------------- entry point
@@ -512,6 +553,71 @@ def _dispatch_args(argv: list[str]) -> list[str]:
     return ["evaluate", *argv]
 
 
+EXIT_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat big | head -1`'s cat
+
+
+class _ClosedStdout:
+    """Stands for a stdout the shell closed (``>&-``): the first write fails with EBADF, as
+    it does for every Unix tool, so the run ends with one line and exit 2."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+
+def _setup_streams() -> None:
+    """Make stdout/stderr safe for any text and any terminal before anything is printed.
+
+    * a closed descriptor 1 or 2 (``>&-``) gets /dev/null underneath it, so no file this
+      run opens can land on it; a closed stdout then fails on first write (exit 2);
+    * a terminal that cannot encode a name (``PYTHONIOENCODING=ascii``, LANG=C) shows
+      ``\\xd6`` escapes instead of raising: names are escaped, numbers stay as they are.
+    """
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+            if name == "stdout":
+                sys.stdout = _ClosedStdout()  # type: ignore[assignment]
+            elif sys.stderr is None:
+                sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()  # type: ignore[assignment]
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            with contextlib.suppress(ValueError, OSError):
+                stream.reconfigure(errors="backslashreplace")
+
+
+def _silence_stdout() -> None:
+    """After a failed write: drop what is buffered, so the exit flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, sys.stdout.fileno())
+        finally:
+            os.close(null)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point; always ends with ``sys.exit``."""
     try:  # typer >= 0.27 vendors click; older releases depend on it
@@ -522,9 +628,18 @@ def main(argv: list[str] | None = None) -> None:
     args = _dispatch_args(list(sys.argv[1:] if argv is None else argv))
     global _DEBUG
     _DEBUG = "--debug" in args
+    _setup_streams()
     command = typer.main.get_command(app)
     try:
         code = command.main(args=args, prog_name=PROG, standalone_mode=False)
+    except StdoutFailed as exc:
+        _silence_stdout()
+        if exc.errno == errno.EPIPE:
+            # the reader went away (`| head -1`): quiet, and the status a shell reports for
+            # a tool that SIGPIPE ends (128 + 13), never the gate's 1 nor success
+            sys.exit(EXIT_PIPE)
+        stderr_line(f"{PROG}: error: cannot write to stdout: {exc}")
+        sys.exit(2)
     except IouEvalError as exc:
         if _DEBUG:
             raise
@@ -544,10 +659,9 @@ def main(argv: list[str] | None = None) -> None:
         stderr_line(f"{PROG}: error: {exc.format_message()}")
         sys.exit(2)
     except BrokenPipeError:
-        # downstream closed the pipe (e.g. `| head`): not an error of ours
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-        sys.exit(0)
+        # a write to stdout outside out() (should not happen): same answer as in out()
+        _silence_stdout()
+        sys.exit(EXIT_PIPE)
     except MemoryError:
         stderr_line(f"{PROG}: error: out of memory")
         sys.exit(2)

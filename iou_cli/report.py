@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .result import Matches, Result
+from .text import csv_cell, json_text, md_cell, rich_text
 
 OUTPUTS = ("table", "csv", "json", "markdown")
 
@@ -27,6 +28,7 @@ def _plain(v: Any) -> Any:
 
 
 def _csv_cell(v: Any) -> str:
+    """Numbers as numbers (full precision); text as text a spreadsheet never evaluates."""
     v = _plain(v)
     if v is None:
         return ""
@@ -34,7 +36,9 @@ def _csv_cell(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, float):
         return repr(v)
-    return str(v)
+    if isinstance(v, int):
+        return str(v)
+    return csv_cell(str(v))
 
 
 def _short(v: Any) -> str:
@@ -90,18 +94,16 @@ def to_json(result: Result) -> str:
         "per_class": _json_ready(result.per_class),
         "params": _json_ready(result.params),
     }
-    return json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-
-
-def _md_escape(s: str) -> str:
-    return s.replace("|", "\\|")
+    return json_text(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False)) + "\n"
 
 
 def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(_md_escape(h) for h in header) + " |"]
+    """A GitHub table of cells already escaped: names from inputs went through ``md_cell``,
+    the rest (metric keys, numbers) is our own text."""
+    lines = ["| " + " | ".join(header) + " |"]
     lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
     for r in body:
-        lines.append("| " + " | ".join(_md_escape(c) for c in r) + " |")
+        lines.append("| " + " | ".join(r) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -148,7 +150,7 @@ def to_markdown(result: Result, *, per_class: bool = False) -> str:
     if per_class and result.per_class:
         keys = class_table_keys(result)
         body = [
-            [str(r.get("name"))] + [_short(r.get(k)) for k, _ in keys] for r in result.per_class
+            [md_cell(r.get("name"))] + [_short(r.get(k)) for k, _ in keys] for r in result.per_class
         ]
         out += "\n" + _md_table(["class"] + [h for _, h in keys], body)
     return out
@@ -168,7 +170,7 @@ def render_table(result: Result, *, per_class: bool = False, title: str = "iou-e
     if not left or not right:
         half = (len(pairs) + 1) // 2
         left, right = pairs[:half], pairs[half:]
-    summary = Table(title=title, show_header=True, header_style="bold", expand=False)
+    summary = Table(title=rich_text(title), show_header=True, header_style="bold", expand=False)
     summary.add_column("metric", no_wrap=True)
     summary.add_column("value", justify="right", no_wrap=True)
     summary.add_column("metric", no_wrap=True)
@@ -176,7 +178,7 @@ def render_table(result: Result, *, per_class: bool = False, title: str = "iou-e
     for i in range(max(len(left), len(right))):
         a = left[i] if i < len(left) else ("", "")
         b = right[i] if i < len(right) else ("", "")
-        summary.add_row(a[0], a[1], b[0], b[1])
+        summary.add_row(*(rich_text(x) for x in (a[0], a[1], b[0], b[1])))
     parts: list[Any] = [summary]
     if per_class and result.per_class:
         keys = class_table_keys(result)
@@ -187,7 +189,7 @@ def render_table(result: Result, *, per_class: bool = False, title: str = "iou-e
             width = max([len(header)] + [len(c[j]) for c in cells])
             t.add_column(header, justify="right", no_wrap=True, min_width=width)
         for r, c in zip(result.per_class, cells, strict=True):
-            t.add_row(str(r.get("name")), *c)
+            t.add_row(rich_text(r.get("name")), *(rich_text(x) for x in c))
         parts.append(t)
     return Group(*parts)
 

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError, UsageError
+from .limits import check_num_classes
 from .result import Result
 
 IntArray = npt.NDArray[np.int64]
@@ -213,6 +214,7 @@ def evaluate_segment(
     ):
         raise UsageError(f"--num-classes: expected a positive integer, got {num_classes!r}")
     k = int(num_classes)
+    check_num_classes(k)
     if ignore_index is not None and (
         isinstance(ignore_index, bool)
         or not isinstance(ignore_index, (int, np.integer))

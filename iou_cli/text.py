@@ -14,6 +14,7 @@ the one for its output on every string that came from an input:
   surrogates become U+FFFD so the UTF-8 writer cannot fail.
 * :func:`md_cell` -- a GitHub-flavoured markdown table cell: ``|``, emphasis and link
   characters, HTML and backslashes are escaped, line breaks become spaces.
+* :func:`json_text` -- JSON documents: lone surrogates written as ``\\uXXXX`` escapes.
 * :func:`html_text` -- HTML text and attribute values (``&<>"'``).
 """
 
@@ -77,6 +78,13 @@ def md_cell(value: Any) -> str:
     # & < > as entities (GitHub would otherwise read HTML); the rest backslash-escaped
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|~])", r"\\\1", s)
+
+
+def json_text(dumped: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) that is valid UTF-8: a lone
+    surrogate in a name (valid JSON, ``"\\ud800cat"``) is written back as its ``\\ud800``
+    escape, so the file still round-trips through ``json.loads``; all else stays readable."""
+    return _SURROGATE.sub(_escape_surrogate, dumped)
 
 
 def html_text(value: Any) -> str:
