@@ -39,7 +39,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        out(f"{PROG} {__version__}\n")
+        write_stdout(f"{PROG} {__version__}\n")
         raise typer.Exit(0)
 
 
@@ -79,7 +79,7 @@ class StdoutFailed(Exception):
         self.errno = exc.errno
 
 
-def out(text: str) -> None:
+def write_stdout(text: str) -> None:
     """Write ``text`` to stdout and flush, turning an OS failure into :class:`StdoutFailed`."""
     try:
         sys.stdout.write(text)
@@ -143,17 +143,17 @@ def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -
     from . import report
 
     if output == "json":
-        out(report.to_json(result))
+        write_stdout(report.to_json(result))
     elif output == "csv":
-        out(report.to_csv(result, per_class=per_class))
+        write_stdout(report.to_csv(result, per_class=per_class))
     elif output == "markdown":
-        out(report.to_markdown(result, per_class=per_class))
+        write_stdout(report.to_markdown(result, per_class=per_class))
     else:
         try:
             console().print(report.render_table(result, per_class=per_class, title=title))
         except OSError as exc:
             raise StdoutFailed(exc) from None
-        out("")
+        write_stdout("")
 
 
 def apply_gates(result: Any, gates: list[tuple[str, float]]) -> int:
@@ -340,9 +340,12 @@ def evaluate_cmd(
     check_gate_keys(gates, keys + list(OP_KEYS))  # a typo fails before the work
     inputs = [p for p in (predictions, ground_truth, names, gt_names, pred_names, images) if p]
     if matches not in (None, "-"):
-        from .outputs import check_target
+        from .outputs import check_target, is_stdout
 
-        check_target(matches, inputs)  # fail before the work, not after
+        if is_stdout(matches):  # /dev/stdout: after the report, never a second open
+            matches = "-"
+        else:
+            check_target(matches, inputs)  # fail before the work, not after
     progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
     opts = LoadOptions(
         pred_format=pred_format,
@@ -384,10 +387,10 @@ def evaluate_cmd(
             # written before the report: a failed write exits 2 without a report on stdout
             from .outputs import write_atomic
 
-            write_atomic(matches, matches_text, inputs)
+            write_atomic(matches, matches_text, inputs, ds.read_paths)
     status = emit(result, output=out, per_class=per_class, fail_under=gates, quiet=quiet)
     if matches == "-" and matches_text is not None:
-        out(matches_text)
+        write_stdout(matches_text)
     raise typer.Exit(status)
 
 
@@ -507,23 +510,23 @@ def iou_cmd(
         raise UsageError(str(exc)) from None
     single = not os.path.exists(box_a) and not os.path.exists(box_b)
     if single and output is None:
-        out(f"{float(m[0, 0])!r}\n")
+        write_stdout(f"{float(m[0, 0])!r}\n")
         return
     out = resolve_output(output)
     if out == "json":
         doc: Any = float(m[0, 0]) if single else [[float(x) for x in r] for r in m]
-        out(json.dumps({"iou": doc, "box_format": box_format, "crowd": crowd}) + "\n")
+        write_stdout(json.dumps({"iou": doc, "box_format": box_format, "crowd": crowd}) + "\n")
     elif out == "csv":
         from .report import matrix_csv
 
-        out(matrix_csv(m))
+        write_stdout(matrix_csv(m))
     elif out == "markdown":
         header = "| |" + "|".join(f" b{j} " for j in range(m.shape[1])) + "|\n"
         header += "|---|" + "---:|" * m.shape[1] + "\n"
         body = "".join(
             f"| a{i} |" + "|".join(f" {x:.6f} " for x in m[i]) + "|\n" for i in range(m.shape[0])
         )
-        out(header + body)
+        write_stdout(header + body)
     else:
         from rich.table import Table
 
@@ -537,7 +540,7 @@ def iou_cmd(
             console().print(t)
         except OSError as exc:
             raise StdoutFailed(exc) from None
-        out("")
+        write_stdout("")
 
 
 # --------------------------------------------------------------------------- entry point
@@ -593,11 +596,11 @@ def _setup_streams() -> None:
                     os.dup2(null, fd)
                     os.close(null)
             if name == "stdout":
-                sys.stdout = _ClosedStdout()  # type: ignore[assignment]
+                sys.stdout = _ClosedStdout()
             elif sys.stderr is None:
                 sys.stderr = open(os.devnull, "w")  # noqa: SIM115
     if sys.stdout is None:
-        sys.stdout = _ClosedStdout()  # type: ignore[assignment]
+        sys.stdout = _ClosedStdout()
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115
     for stream in (sys.stdout, sys.stderr):
@@ -659,7 +662,7 @@ def main(argv: list[str] | None = None) -> None:
         stderr_line(f"{PROG}: error: {exc.format_message()}")
         sys.exit(2)
     except BrokenPipeError:
-        # a write to stdout outside out() (should not happen): same answer as in out()
+        # a write to stdout outside write_stdout() (should not happen): same answer
         _silence_stdout()
         sys.exit(EXIT_PIPE)
     except MemoryError:

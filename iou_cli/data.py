@@ -168,6 +168,9 @@ class Side:
     notes: dict[str, Any] = field(default_factory=dict)
     # row of ``boxes`` -> "<where>" for messages (e.g. "2007_000027.xml:14"); default: origin
     locator: Callable[[int], str] | None = None
+    # every file this side was read from, including ones the loader found by itself (a
+    # YOLO names file): outputs are never written over any of them
+    read_paths: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -181,6 +184,7 @@ class Dataset:
     gt_path: str = ""
     pred_path: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
+    read_paths: list[str] = field(default_factory=list)  # both sides' Side.read_paths
 
     @property
     def pixel_units(self) -> bool:
@@ -304,6 +308,7 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         gt_path=gt.path,
         pred_path=pred.path,
         skipped=skipped,
+        read_paths=[*gt.read_paths, *pred.read_paths],
     )
 
 
@@ -311,8 +316,13 @@ def norm_id(key: Hashable) -> Hashable:
     """Image/category ids compare by value: ``"2299"`` and ``2299`` are one image."""
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         return int(key)
-    if isinstance(key, str) and key.strip().lstrip("-").isdigit():
-        return int(key)
+    if isinstance(key, str):
+        s = key.strip()
+        digits = s[1:] if s[:1] == "-" else s
+        # ASCII digits only: "²" and "٣" pass str.isdigit() but are no id int() reads,
+        # and "--1" is a name, not -(-1)
+        if digits.isascii() and digits.isdigit():
+            return int(s)
     return key
 
 

@@ -13,6 +13,7 @@ Two layers: :func:`label_iou` (indicator matrices in, numbers out; the public AP
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 from dataclasses import dataclass
@@ -132,10 +133,13 @@ class _Table:
 
 
 def _read_rows(path: str) -> list[tuple[int, list[str]]]:
+    from .loaders.files import read_input
+
     if os.path.isdir(path):
         raise InputError(path, None, "is a folder, expected a CSV file")
+    data = read_input(path, expected="a CSV file")  # regular file or pipe, bounded
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
+        with io.StringIO(data.decode("utf-8-sig"), newline="") as fh:
             sample = fh.read(4096)
             fh.seek(0)
             delimiter = ","

@@ -21,6 +21,7 @@ per-string decoder say what is wrong with it.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -382,6 +383,8 @@ def mask_areas(rles: Sequence[RLE]) -> FloatArray:
 
 def _guess_pred_format(path: str) -> str:
     """ "coco-results" when the predictions file is a JSON list, else "coco" (for messages)."""
+    if not os.path.isfile(path):  # a pipe was read once already: never open it again
+        return "coco-results"
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from .errors import InputError, UsageError
 from .limits import check_num_classes
+from .loaders.files import check_file_arg, is_readable_member, read_text
 from .result import Result
 
 IntArray = npt.NDArray[np.int64]
@@ -37,14 +38,17 @@ _MODES = {"L", "P", "I;16", "I;16B", "I;16L", "I", "1"}
 
 def _list_pngs(path: str, role: str) -> dict[str, str]:
     """stem -> file path of the ``.png`` files directly in folder ``path`` (or the one file)."""
-    if os.path.isfile(path):
-        return {os.path.splitext(os.path.basename(path))[0]: path}
-    if not os.path.isdir(path):
+    if not os.path.exists(path):
         raise InputError(path, None, f"no such file or folder ({role} label maps)")
+    if not os.path.isdir(path):
+        if not os.path.isfile(path):  # a FIFO or a device: Pillow would hang or read forever
+            check_file_arg(path, expected="a PNG label map")
+            raise InputError(path, None, "not a regular file, expected a PNG label map")
+        return {os.path.splitext(os.path.basename(path))[0]: path}
     found: dict[str, str] = {}
     for entry in sorted(os.scandir(path), key=lambda e: e.name):
         stem, ext = os.path.splitext(entry.name)
-        if ext.lower() != ".png" or not entry.is_file():
+        if ext.lower() != ".png" or not is_readable_member(entry.path):
             continue
         if stem in found:
             raise InputError(
@@ -60,10 +64,20 @@ def _list_pngs(path: str, role: str) -> dict[str, str]:
 
 def read_label_map(path: str) -> npt.NDArray[Any]:
     """A single-channel PNG as an (H, W) integer array (palette PNGs give their indices)."""
+    import warnings
+
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(path) as im:
+        # Pillow warns above MAX_IMAGE_PIXELS (89 M) and refuses above twice that (a
+        # decompression bomb); the warning is not said on stderr, the refusal is an error
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            im = Image.open(path)
+        with im:
+            w, h = im.size
+            if w == 0 or h == 0:
+                raise InputError(path, None, f"empty label map ({w} x {h} pixels)")
             if im.format != "PNG":
                 raise InputError(path, None, f"expected a PNG label map, got {im.format}")
             if im.mode not in _MODES:
@@ -75,8 +89,17 @@ def read_label_map(path: str) -> npt.NDArray[Any]:
                 )
             im.load()
             arr = np.asarray(im)
+    except Image.DecompressionBombError:
+        raise InputError(
+            path,
+            None,
+            f"refused: more than {2 * (Image.MAX_IMAGE_PIXELS or 0):,} pixels "
+            "(a decompression bomb guard; label maps are never that large)",
+        ) from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise InputError(path, None, f"not a readable PNG: {exc}") from None
+    if arr.size == 0:
+        raise InputError(path, None, f"empty label map ({arr.shape[-1]} x {arr.shape[0]} pixels)")
     if arr.dtype == bool:
         arr = arr.astype(np.uint8)
     return arr
@@ -91,14 +114,14 @@ def _read_names(names: str | Sequence[str] | None, k: int) -> list[str]:
             raise UsageError(f"names: expected {k} names (num_classes), got {len(out)}")
         return out
     try:
-        with open(names, encoding="utf-8-sig") as fh:
-            lines = [ln.strip() for ln in fh.read().splitlines()]
-    except FileNotFoundError:
-        raise InputError(names, None, "no such file") from None
-    except (UnicodeDecodeError, IsADirectoryError):
-        raise InputError(
-            names, None, "expected a UTF-8 text file, one class name per line"
-        ) from None
+        text = read_text(names, expected="a UTF-8 text file, one class name per line")
+    except InputError as exc:
+        if "not UTF-8" in exc.reason:
+            raise InputError(
+                names, None, "expected a UTF-8 text file, one class name per line"
+            ) from None
+        raise
+    lines = [ln.strip() for ln in text.split("\n")]
     while lines and not lines[-1]:
         lines.pop()
     for i, ln in enumerate(lines, start=1):

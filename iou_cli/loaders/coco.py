@@ -292,7 +292,9 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
             v = im.get(name)
             if v is not None and _is_num(v) and _finite(v) and v > 0:
                 col[i] = float(v)
+    stem_note: str | None = None
     if any(s is None for s in stems) or len(set(stems)) != len(stems):
+        stem_note = _stem_problem(images_l, stems)
         stems = [None] * len(stems)  # file names missing or ambiguous: match by id only
 
     # categories
@@ -422,7 +424,23 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     )
     images = Images(keys, stems, widths, heights)
     categories = Categories(cat_ids, names)
-    return Side(path, "coco", images, categories, boxes, has_scores=has_scores)
+    notes = {"stems": stem_note} if stem_note else {}
+    return Side(path, "coco", images, categories, boxes, has_scores=has_scores, notes=notes)
+
+
+def _stem_problem(images_l: list[Any], stems: list[str | None]) -> str:
+    """Why images cannot be matched by file stem, naming the first culprit."""
+    first: dict[str, int] = {}
+    for i, st in enumerate(stems):
+        if st is None:
+            return f"images[{i}] has no 'file_name'"
+        if st in first:
+            j = first[st]
+            a, b = images_l[j].get("file_name"), images_l[i].get("file_name")
+            same = f"file_name {a!r}" if a == b else f"file_names {a!r} and {b!r}"
+            return f"images[{j}] and images[{i}] share the {same} (stem {st!r})"
+        first[st] = i
+    return "file names are ambiguous"
 
 
 def _table_key(

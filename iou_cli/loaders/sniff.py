@@ -18,18 +18,31 @@ VOC ``<size>``). YOLO against YOLO stays normalised (IoU is invariant to per-axi
 from __future__ import annotations
 
 import os
+import stat
 
 import numpy as np
 
 from ..data import Dataset, Side, align
 from ..errors import InputError
 from . import FORMATS, LoadOptions
+from .files import check_file_arg, stat_input
 
 
 def detect_format(path: str) -> str:
     """``coco``, ``voc`` or ``yolo`` for a file or folder."""
-    if not os.path.exists(path):
-        raise InputError(path, None, "no such file or folder")
+    st = stat_input(path)
+    if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
+        check_file_arg(path)  # a device or socket is refused; a pipe goes by its name
+        low = path.lower()
+        for ext, fmt in ((".xml", "voc"), (".txt", "yolo"), (".json", "coco")):
+            if low.endswith(ext):
+                return fmt
+        raise InputError(
+            path,
+            None,
+            "a pipe: its format cannot be detected without reading it; "
+            "give --pred-format or --gt-format",
+        )
     if os.path.isfile(path):
         low = path.lower()
         if low.endswith(".xml"):
@@ -92,7 +105,9 @@ def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
             raise InputError(path, None, "COCO input is a JSON file, not a folder")
         from .coco import load_coco
 
-        return load_coco(path, role=role, iou_type=opts.iou_type)
+        side = load_coco(path, role=role, iou_type=opts.iou_type)
+        side.read_paths = [path]
+        return side
     if opts.iou_type != "bbox":
         raise InputError(
             path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON"
@@ -201,12 +216,14 @@ def _check_images(pred: Side, gt: Side) -> None:
         return
     for side in (pred, gt):
         if any(s is None for s in side.images.stems):
+            why = side.notes.get("stems")
             raise InputError(
                 side.path,
                 None,
                 "images have no (unique) file names, so they cannot be matched by file stem "
-                f"with {(gt if side is pred else pred).path}; use a COCO dataset file whose "
-                "'images' carry 'file_name'",
+                f"with {(gt if side is pred else pred).path}"
+                + (f" ({why})" if why else "")
+                + "; use a COCO dataset file whose 'images' carry 'file_name'",
             )
 
 
@@ -220,4 +237,51 @@ def load_dataset(pred_path: str, gt_path: str, opts: LoadOptions) -> Dataset:
         pred = _scale(pred, gt)
     elif gt.boxes.normalized and not pred.boxes.normalized:
         gt = _scale(gt, pred)
+    check_geometry(gt)
+    check_geometry(pred)
     return align(pred, gt, unknown=opts.unknown)
+
+
+def check_geometry(side: Side) -> None:
+    """Every box in finite numbers, with a non-zero area when it has extent.
+
+    ``xmin=-1e308 xmax=1e308`` is two finite numbers whose width is ``inf``; a normalised
+    box scaled by an image size of 1e300 overflows, by 1e-300 underflows to area 0. Either
+    would give a silent AP of 0 or null: a located error instead.
+    """
+    from ..data import _where
+
+    b = side.boxes
+    if not len(b) or b.masks is not None:
+        return  # masks: boxes are derived later (masks.prepare_masks checks polygons)
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = b.xyxy[:, 2] - b.xyxy[:, 0]
+        h = b.xyxy[:, 3] - b.xyxy[:, 1]
+        finite = (
+            np.isfinite(b.xyxy).all(axis=1)
+            & np.isfinite(w)
+            & np.isfinite(h)
+            & np.isfinite(b.box_area)
+            & np.isfinite(w * h)
+        )
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        raise InputError(
+            side.path,
+            _where(side, b, row, "bbox"),
+            f"box {_corners(b.xyxy[row])} overflows: its width, height or area is not a finite "
+            "number",
+        )
+    collapsed = (w > 0) & (h > 0) & (b.box_area <= 0)
+    if collapsed.any():
+        row = int(np.flatnonzero(collapsed)[0])
+        raise InputError(
+            side.path,
+            _where(side, b, row, "bbox"),
+            f"box {_corners(b.xyxy[row])} underflows: it has extent but its area is 0 "
+            "(coordinates too small to multiply)",
+        )
+
+
+def _corners(xyxy: np.ndarray) -> str:
+    return "[" + ", ".join(f"{float(v):g}" for v in xyxy) + "]"

@@ -19,25 +19,32 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
+from .files import is_readable_member, read_input
 
 _COORDS = ("xmin", "ymin", "xmax", "ymax")
 
 
 def voc_files(path: str) -> tuple[str, list[str]]:
     """``(folder, sorted xml file names)`` for a VOC folder, its ``Annotations/`` or one file."""
-    if os.path.isfile(path):
+    if not os.path.isdir(path):
         return os.path.dirname(path) or ".", [os.path.basename(path)]
     folder = path
     sub = os.path.join(path, "Annotations")
     if os.path.isdir(sub) and not any(n.lower().endswith(".xml") for n in os.listdir(path)):
         folder = sub
-    names = sorted(n for n in os.listdir(folder) if n.lower().endswith(".xml"))
+    # only regular files are read inside a folder: a FIFO or device named *.xml is refused
+    # (is_readable_member raises), a folder named *.xml is not an annotation
+    names = sorted(
+        n
+        for n in os.listdir(folder)
+        if n.lower().endswith(".xml") and is_readable_member(os.path.join(folder, n))
+    )
     if not names:
         raise InputError(path, None, "no .xml files in this folder (expected Pascal VOC XML)")
     return folder, names
 
 
-def _parse(file: str) -> tuple[Any, dict[int, int]]:
+def _parse(file: str, member: bool = True) -> tuple[Any, dict[int, int]]:
     """Root element and ``id(element) -> line`` for every element of one XML file."""
     import xml.etree.ElementTree as ET  # noqa: N817
 
@@ -57,9 +64,9 @@ def _parse(file: str) -> tuple[Any, dict[int, int]]:
     builder = _Builder()
     parser = DefusedXMLParser(target=builder, forbid_dtd=False)
     builder.parser = parser
+    data = read_input(file, member=member, expected="a VOC XML file")
     try:
-        with open(file, "rb") as f:
-            parser.feed(f.read())
+        parser.feed(data)
         root = parser.close()
     except ET.ParseError as e:
         line = getattr(e, "position", (None,))[0]
@@ -70,8 +77,6 @@ def _parse(file: str) -> tuple[Any, dict[int, int]]:
         raise InputError(
             file, None, f"refused: {type(e).__name__} (entities are not expanded)"
         ) from None
-    except OSError as e:
-        raise InputError(file, None, f"cannot read: {e.strerror or e}") from None
     return root, lines
 
 
@@ -105,9 +110,12 @@ def _flag(el: Any, file: str, line: int, what: str) -> bool:
     if low in ("1", "true", "yes"):
         return True
     try:
-        return float(t) != 0.0
+        v = float(t)
     except ValueError:
-        raise InputError(file, line, f"<{what}>: expected 0 or 1, got {t[:20]!r}") from None
+        v = math.nan
+    if not math.isfinite(v):  # "nan" is no flag: not difficult, not easy
+        raise InputError(file, line, f"<{what}>: expected 0 or 1, got {t[:20]!r}")
+    return v != 0.0
 
 
 def load_voc(
@@ -134,9 +142,12 @@ def load_voc(
     loc_line: list[int] = []
     scored = 0
     total = len(names)
+    single = not os.path.isdir(path)
+    read_paths: list[str] = []
     for fi, name in enumerate(names):
-        file = os.path.join(folder, name)
-        root, lines = _parse(file)
+        file = path if single else os.path.join(folder, name)
+        root, lines = _parse(file, member=not single)
+        read_paths.append(file)
         if root.tag != "annotation":
             raise InputError(file, lines.get(id(root)), f"expected <annotation>, got <{root.tag}>")
         k = len(keys)
@@ -228,4 +239,6 @@ def load_voc(
     categories = Categories([None] * len(order), list(order))
     has_scores = n > 0 and scored == n
     notes = {"files": total, "difficult": int(np.count_nonzero(boxes.difficult))}
-    return Side(path, "voc", images, categories, boxes, has_scores, notes, locator)
+    return Side(
+        path, "voc", images, categories, boxes, has_scores, notes, locator, read_paths=read_paths
+    )

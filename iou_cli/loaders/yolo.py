@@ -26,25 +26,30 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
+from .files import is_readable_member, read_text
 
 # txt files that are never label files
 _META_TXT = {"classes.txt", "readme.txt", "train.txt", "val.txt", "valid.txt", "test.txt"}
 _NAMES_FILES = ("obj.names", "classes.txt", "data.yaml", "dataset.yaml", "data.yml")
 
 
-def _read_text(file: str) -> str:
-    try:
-        with open(file, encoding="utf-8-sig", newline=None) as f:
-            return f.read()
-    except UnicodeDecodeError as e:
-        raise InputError(file, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise InputError(file, None, f"cannot read: {e.strerror or e}") from None
+def _read_text(file: str, member: bool = False) -> str:
+    """UTF-8 text with LF line ends (CRLF and CR translated)."""
+    return read_text(file, member=member)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split at LF only: ``str.splitlines()`` also splits at \\x0b, \\x0c, \\x1c..
+    and U+2028, which would shift every line number after one of them."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def _yaml_names(file: str) -> list[str]:
     """``names:`` of an Ultralytics data.yaml: an inline list, a block list or an index map."""
-    text = _read_text(file).splitlines()
+    text = _lines(_read_text(file))
     for i, raw in enumerate(text):
         if not raw.startswith("names:"):
             continue
@@ -106,7 +111,7 @@ def read_names(file: str) -> list[str]:
         names = _yaml_names(file)
     else:
         names = []
-        lines = _read_text(file).splitlines()
+        lines = _lines(_read_text(file))
         while lines and not lines[-1].strip():
             lines.pop()
         for i, line in enumerate(lines, 1):
@@ -135,9 +140,13 @@ def find_names(label_dir: str, root: str) -> str | None:
     for d in dirs:
         for name in _NAMES_FILES:
             p = os.path.join(d, name)
-            if os.path.isfile(p):
+            if os.path.lexists(p) and is_readable_member(p):
                 return p
-        extra = sorted(n for n in os.listdir(d) if n.endswith(".names"))
+        extra = sorted(
+            n
+            for n in os.listdir(d)
+            if n.endswith(".names") and is_readable_member(os.path.join(d, n))
+        )
         if extra:
             return os.path.join(d, extra[0])
     return None
@@ -149,7 +158,7 @@ def label_files(path: str) -> tuple[str, list[str]]:
     ``obj.data`` + ``obj_train_data/`` (darknet), ``labels/`` (recursive), else the txt files
     of the folder itself (and of its subfolders when it has none).
     """
-    if os.path.isfile(path):
+    if not os.path.isdir(path):
         return os.path.dirname(path) or ".", [os.path.basename(path)]
     base = path
     for sub in ("obj_train_data", "obj_valid_data", "obj_test_data", "labels"):
@@ -171,7 +180,7 @@ def _flat(folder: str) -> list[str]:
         for n in os.listdir(folder)
         if n.lower().endswith(".txt")
         and n.lower() not in _META_TXT
-        and os.path.isfile(os.path.join(folder, n))
+        and is_readable_member(os.path.join(folder, n))  # a FIFO is refused, not skipped
     )
 
 
@@ -180,7 +189,11 @@ def _walk(folder: str) -> list[str]:
     for root, dirs, files in os.walk(folder):
         dirs.sort()
         for n in sorted(files):
-            if n.lower().endswith(".txt") and n.lower() not in _META_TXT:
+            if (
+                n.lower().endswith(".txt")
+                and n.lower() not in _META_TXT
+                and is_readable_member(os.path.join(root, n))
+            ):
                 out.append(os.path.relpath(os.path.join(root, n), folder))
     return out
 
@@ -204,6 +217,8 @@ def load_yolo(
     base, files = label_files(path)
     names_path = names_file or find_names(base, path)
     names = read_names(names_path) if names_path else None
+    single = not os.path.isdir(path)
+    read_paths = [names_path] if names_path else []
 
     pred = role == "pred"
     ncol = 6 if pred else 5
@@ -221,7 +236,8 @@ def load_yolo(
     seen_stems: dict[str, str] = {}
     total = len(files)
     for fi, rel in enumerate(files):
-        file = os.path.join(base, rel)
+        file = path if single else os.path.join(base, rel)
+        read_paths.append(file)
         stem = os.path.splitext(os.path.basename(rel))[0]
         if stem in seen_stems:
             raise InputError(
@@ -230,7 +246,7 @@ def load_yolo(
         seen_stems[stem] = rel
         k = len(keys)
         keys.append(stem)
-        for ln, line in enumerate(_read_text(file).splitlines(), 1):
+        for ln, line in enumerate(_lines(_read_text(file, member=not single)), 1):
             parts = line.split()
             if not parts:
                 continue
@@ -250,7 +266,9 @@ def load_yolo(
             # a class index is written as digits ("3", or "3.0" by some exporters); "1e30"
             # is a number but no class index
             whole, _, frac = parts[0].partition(".")
-            if not (whole.isdigit() and frac.strip("0") == "" and math.isfinite(c)):
+            if not (
+                whole.isascii() and whole.isdigit() and frac.strip("0") == "" and math.isfinite(c)
+            ):
                 raise InputError(
                     file, ln, f"class: expected a non-negative integer, got {parts[0]!r}"
                 )
@@ -332,6 +350,7 @@ def load_yolo(
         has_scores=pred,
         notes={"files": total, "names": names_path},
         locator=locator,
+        read_paths=read_paths,
     )
     # an empty side stays normalised unless every size is known: it then meets a YOLO
     # side (normalised) as well as a pixel side (scaled, there is nothing to scale)
