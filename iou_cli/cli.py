@@ -139,11 +139,22 @@ def check_gate_keys(gates: list[tuple[str, float]], keys: list[str]) -> None:
             )
 
 
+def _stdout_is_unicode() -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(getattr(sys.stdout, "encoding", None) or "utf-8").name.startswith(
+            "utf"
+        )
+    except LookupError:
+        return False
+
+
 def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -> None:
     from . import report
 
     if output == "json":
-        write_stdout(report.to_json(result))
+        write_stdout(report.to_json(result, ascii_only=not _stdout_is_unicode()))
     elif output == "csv":
         write_stdout(report.to_csv(result, per_class=per_class))
     elif output == "markdown":

@@ -88,13 +88,15 @@ def _json_ready(obj: Any) -> Any:
     return _plain(obj)
 
 
-def to_json(result: Result) -> str:
+def to_json(result: Result, *, ascii_only: bool = False) -> str:
+    """``ascii_only``: every non-ASCII character as a ``\\uXXXX`` escape (for a stdout
+    that cannot encode UTF-8: the document stays valid JSON with the same strings)."""
     doc = {
         "summary": _json_ready(result.summary),
         "per_class": _json_ready(result.per_class),
         "params": _json_ready(result.params),
     }
-    return json_text(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False)) + "\n"
+    return json_text(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=ascii_only)) + "\n"
 
 
 def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:

@@ -11,7 +11,8 @@ the one for its output on every string that came from an input:
   parses it as markup (``[bold]dog`` stays ``[bold]dog``; ``[/x]`` cannot raise).
 * :func:`csv_cell` -- a spreadsheet cell: the OWASP rule against formula injection (a cell that
   starts with ``=``, ``+``, ``-``, ``@``, tab or carriage return gets a leading ``'``); lone
-  surrogates become U+FFFD so the UTF-8 writer cannot fail.
+  surrogates become U+FFFD so the UTF-8 writer cannot fail; control characters other than
+  tab and newline (ESC, CR) are shown escaped.
 * :func:`md_cell` -- a GitHub-flavoured markdown table cell: ``|``, emphasis and link
   characters, HTML and backslashes are escaped, line breaks become spaces.
 * :func:`json_text` -- JSON documents: lone surrogates written as ``\\uXXXX`` escapes.
@@ -57,6 +58,7 @@ def rich_text(value: Any, style: str = "") -> Any:
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_CSV_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def csv_cell(value: str) -> str:
@@ -66,8 +68,11 @@ def csv_cell(value: str) -> str:
     """
     s = _SURROGATE.sub("\ufffd", str(value))
     if s.startswith(_FORMULA_START):
-        return "'" + s
-    return s
+        s = "'" + s
+    # other control characters are shown escaped: ESC would drive a terminal that shows
+    # the CSV, and a bare CR (which csv.writer with LF line ends leaves unquoted) would
+    # split the record for every CSV reader; tab and newline are CSV data (quoted)
+    return _CSV_CONTROL.sub(_escape_control, s)
 
 
 def md_cell(value: Any) -> str:

@@ -437,8 +437,9 @@ def _stem_problem(images_l: list[Any], stems: list[str | None]) -> str:
         if st in first:
             j = first[st]
             a, b = images_l[j].get("file_name"), images_l[i].get("file_name")
-            same = f"file_name {a!r}" if a == b else f"file_names {a!r} and {b!r}"
-            return f"images[{j}] and images[{i}] share the {same} (stem {st!r})"
+            if a == b:
+                return f"images[{j}] and images[{i}] have one file_name {a!r}"
+            return f"images[{j}] {a!r} and images[{i}] {b!r} have one stem {st!r}"
         first[st] = i
     return "file names are ambiguous"
 

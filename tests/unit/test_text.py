@@ -47,7 +47,11 @@ def test_rich_text_is_never_markup(name: str) -> None:
         ("-2", "'-2"),
         ("@cmd", "'@cmd"),
         ("\tx", "'\tx"),
-        ("\rx", "'\rx"),
+        # a leading CR gets the quote, and is then shown escaped: csv.writer with LF line
+        # ends leaves a bare CR unquoted, and csv.reader then refuses the record
+        ("\rx", "'\\rx"),
+        ("a\x1b[31mb", "a\\x1b[31mb"),  # ESC would drive a terminal showing the CSV
+        ("a\nb", "a\nb"),  # newline and tab are CSV data: quoted by the writer
         ("dog", "dog"),
         ("a=b", "a=b"),
         ("\ud800cat", "\ufffdcat"),
@@ -58,6 +62,9 @@ def test_csv_cell_owasp_rule(name: str, cell: str) -> None:
     buf = io.StringIO()
     csv.writer(buf).writerow([csv_cell(name)])
     buf.getvalue().encode("utf-8")  # a lone surrogate would raise here
+    lf = io.StringIO()
+    csv.writer(lf, lineterminator="\n").writerow([csv_cell(name), "1"])
+    assert list(csv.reader(io.StringIO(lf.getvalue(), newline=""))) == [[csv_cell(name), "1"]]
 
 
 @pytest.mark.parametrize(
