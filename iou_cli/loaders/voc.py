@@ -233,6 +233,8 @@ def load_voc(
     ]
 
     def locator(origin: int) -> str:
+        if single:  # the side's path is the file: the line number is the whole location
+            return str(loc_line[origin])
         return f"{rel[loc_file[origin]]}:{loc_line[origin]}"
 
     images = Images(list(keys), list(keys), np.asarray(widths), np.asarray(heights))

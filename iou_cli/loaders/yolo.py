@@ -339,6 +339,8 @@ def load_yolo(
     ]
 
     def locator(origin: int) -> str:
+        if single:  # the side's path is the file: the line number is the whole location
+            return str(loc_line[origin])
         return f"{rel_paths[loc_file[origin]]}:{loc_line[origin]}"
 
     side = Side(
@@ -380,8 +382,9 @@ def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
     wi = width[b.image]
     hi = height[b.image]
     scale = np.stack([wi, hi, wi, hi], axis=1)
-    xyxy = b.xyxy * scale
-    area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+    with np.errstate(over="ignore", invalid="ignore"):  # sniff.check_geometry locates it
+        xyxy = b.xyxy * scale
+        area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
     boxes = replace(b, xyxy=xyxy, box_area=area, area=area.copy(), normalized=False)
     images = replace(
         side.images,
