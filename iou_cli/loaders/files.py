@@ -115,11 +115,15 @@ def read_input(path: str, *, member: bool = False, expected: str = "a file") -> 
         raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
 
 
+def _size(n: int) -> str:
+    return f"{n / 2**30:g} GiB" if n >= 2**30 else f"{n / 2**20:g} MiB"
+
+
 def _too_big(path: str) -> InputError:
     return InputError(
         path,
         None,
-        f"more than {MAX_STREAM_BYTES >> 30} GiB from a pipe or a size-less file: refused "
+        f"more than {_size(MAX_STREAM_BYTES)} from a pipe or a size-less file: refused "
         "(save it to a regular file first)",
     )
 

@@ -32,7 +32,7 @@ FORMULA = ("=", "+", "-", "@", "\t", "\r")
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 HOSTILE = [
-    "=HYPERLINK(\"http://x\",\"y\")",
+    '=HYPERLINK("http://x","y")',
     "+1+1",
     "-2+3",
     "@SUM(A1:A2)",
@@ -177,22 +177,23 @@ def test_evaluate_every_output(tmp_path: Path) -> None:
 
 
 def test_matches_image_keys_are_csv_safe(tmp_path: Path) -> None:
-    # image keys in --matches are file stems when both sides know file names: VOC vs COCO
-    names = ["cat"]
-    files = ["=cmd|' C calc'!A0.jpg"]
-    voc = tmp_path / "voc"
-    voc.mkdir()
-    (voc / "=cmd|' C calc'!A0.xml").write_text(
-        "<annotation><object><name>cat</name><score>0.5</score><bndbox><xmin>10</xmin>"
-        "<ymin>10</ymin><xmax>30</xmax><ymax>30</ymax></bndbox></object></annotation>"
-    )
-    coco_pair(tmp_path, names, files)
+    # image keys in --matches are VOC file stems: a file name is input text too
+    stems = ["=cmd|' C calc'!A0", "+x", "@y", "-z"]
+    for side, extra in (("pred", "<score>0.5</score>"), ("gt", "")):
+        folder = tmp_path / side
+        folder.mkdir()
+        for stem in stems:
+            (folder / f"{stem}.xml").write_text(
+                f"<annotation><object><name>cat</name>{extra}<bndbox><xmin>10</xmin>"
+                "<ymin>10</ymin><xmax>30</xmax><ymax>30</ymax></bndbox></object></annotation>"
+            )
     m = tmp_path / "m.csv"
     code, out, err = run_cli(
-        [str(voc), str(tmp_path / "gt.json"), "-q", "-o", "csv", "--matches", str(m)]
+        [str(tmp_path / "pred"), str(tmp_path / "gt"), "-q", "-o", "csv", "--matches", str(m)]
     )
     assert code == 0, err
-    check_csv(m.read_text(encoding="utf-8"))
+    rows = check_csv(m.read_text(encoding="utf-8"))
+    assert sorted(r[0] for r in rows[1:]) == sorted("'" + s for s in stems)
 
 
 def test_labels_every_output(tmp_path: Path) -> None:
