@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
-from .errors import IouEvalError, UsageError
+from .errors import IouEvalError, ResourceError, UsageError
 
 PROG = "iou-eval"
 VERBS = {"evaluate", "iou"}
@@ -375,18 +375,25 @@ def evaluate_cmd(
     finally:
         if progress is not None:
             progress.close()
-    result = evaluate_dataset(
-        ds,
-        protocol=protocol,
-        iou_type=iou_type,
-        iou_thr=iou_thr,
-        score_thr=score_thr,
-        max_dets=md,
-        iou_thrs=thrs,
-        honor_ignore=honor_ignore,
-        plus_one=plus_one,
-        matches=matches is not None,
-    )
+    try:
+        result = evaluate_dataset(
+            ds,
+            protocol=protocol,
+            iou_type=iou_type,
+            iou_thr=iou_thr,
+            score_thr=score_thr,
+            max_dets=md,
+            iou_thrs=thrs,
+            honor_ignore=honor_ignore,
+            plus_one=plus_one,
+            matches=matches is not None,
+        )
+    except MemoryError:
+        raise ResourceError(
+            f"out of memory evaluating {len(ds.images)} images x {len(ds.categories)} classes "
+            f"({len(ds.gt)} ground truths, {len(ds.pred)} predictions): evaluate a subset, or "
+            "use a machine with more memory"
+        ) from None
     if not quiet:
         result.info.insert(0, _read_line(ds, iou_type))
     matches_text = None

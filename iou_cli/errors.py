@@ -42,6 +42,10 @@ class OutputError(IouEvalError):
     """An output file cannot be written (or would overwrite an input)."""
 
 
+class ResourceError(IouEvalError):
+    """The machine cannot do it (out of memory): said with the sizes that asked for it."""
+
+
 def kind_of(value: object) -> str:
     """How a message names a JSON value that came where another was expected."""
     if value is None:

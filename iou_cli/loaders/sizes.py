@@ -11,6 +11,7 @@ import struct
 from typing import BinaryIO
 
 from ..errors import InputError
+from .files import is_readable_member
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp")
 
@@ -92,5 +93,7 @@ def scan_sizes(folder: str, stems: set[str] | None = None) -> dict[str, tuple[in
             stem, ext = os.path.splitext(name)
             if ext.lower() not in IMAGE_EXTS or (stems is not None and stem not in stems):
                 continue
-            found.setdefault(stem, os.path.join(root, name))
+            p = os.path.join(root, name)
+            if is_readable_member(p):  # a FIFO named a.jpg is refused, never opened
+                found.setdefault(stem, p)
     return {stem: image_size(p) for stem, p in found.items()}

@@ -80,8 +80,9 @@ def test_inat_sized_scene_under_1_gib(tmp_path: Path) -> None:
     )
     seconds = time.monotonic() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    # before M1 this ends with "iou-eval: error: out of memory evaluating 100000 images x
+    # 10000 classes (...)": never "out of memory" alone
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "out of memory" not in r.stderr
     summary = json.loads(r.stdout)["summary"]
     for key in ("AP", "AP50", "AR100"):
         assert summary[key] == pytest.approx(1.0, abs=1e-12), (key, summary[key])

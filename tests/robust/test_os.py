@@ -340,3 +340,25 @@ def test_ten_thousand_iou_thresholds_is_a_short_usage_error() -> None:
     thrs = ",".join(f"{(i + 1) / 10001:.6f}" for i in range(10_000))
     line = assert_one_error_line(*run_cli([PRED, GT, "--iou-thrs", thrs]))
     assert line == "iou-eval: error: --iou-thrs: 10,000 thresholds, at most 1000 are allowed"
+
+
+def test_a_fifo_among_the_images_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "images").mkdir()
+    os.mkfifo(tmp_path / "images" / "a.jpg")
+    args = [str(GOOD / "yolo_pred"), str(GOOD / "voc_gt"), "--images", str(tmp_path / "images")]
+    line = assert_one_error_line(*run_cli(args))
+    assert "a.jpg: not a regular file (a FIFO)" in line
+
+
+def test_out_of_memory_says_what_asked_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import iou_cli.api
+
+    def oom(*args: object, **kw: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(iou_cli.api, "evaluate_dataset", oom)
+    line = assert_one_error_line(*run_cli([PRED, GT]))
+    assert line == (
+        "iou-eval: error: out of memory evaluating 2 images x 2 classes (2 ground truths, "
+        "2 predictions): evaluate a subset, or use a machine with more memory"
+    )
