@@ -369,7 +369,7 @@ hostile_name = st.lists(
 ).map("".join)
 
 
-@FUZZ
+@settings(FUZZ, max_examples=max(EXAMPLES // 3, 1))  # 4 outputs per example
 @given(names=st.lists(hostile_name, min_size=1, max_size=4, unique=True))
 def test_hostile_names_in_every_output(names: list[str]) -> None:
     from tests.robust.test_names import check_every_output, coco_pair
