@@ -113,7 +113,7 @@ def _write_replace(path: str, text: str) -> None:
     folder = os.path.dirname(target) or "."
     fd, tmp = tempfile.mkstemp(prefix=".iou-eval-", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="", errors="backslashreplace") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())

@@ -362,3 +362,15 @@ def test_out_of_memory_says_what_asked_for_it(monkeypatch: pytest.MonkeyPatch) -
         "iou-eval: error: out of memory evaluating 2 images x 2 classes (2 ground truths, "
         "2 predictions): evaluate a subset, or use a machine with more memory"
     )
+
+
+def test_open_input_reads_stdin_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `-` for issue 15's stdin inputs: the same bound as any pipe, a terminal refused
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"[1, 2]")))
+    assert files.open_input("-") == b"[1, 2]"
+    monkeypatch.setattr(files, "MAX_STREAM_BYTES", 4)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"[1, 2]")))
+    with pytest.raises(files.InputError, match="more than .* from a pipe"):
+        files.open_input("-")
