@@ -1,7 +1,9 @@
 """The shell: command line -> library calls -> stdout/stderr/exit code. The only module that exits.
 
 Exit codes: 0 evaluated, 1 a ``--fail-under`` gate failed (report still printed), 2 usage
-error or input that cannot be evaluated, 130 interrupted. Errors are one line on stderr:
+error or input that cannot be evaluated (also a stdout that cannot be written: closed, disk
+full), 130 interrupted, 141 the reader of stdout went away (``| head -1``; quiet, as a shell
+reports any tool that SIGPIPE ends). Errors are one line on stderr:
 ``iou-eval: error: <file>[:<where>]: <what>`` (``--debug`` shows the traceback instead).
 """
 
