@@ -351,12 +351,18 @@ def test_a_fifo_among_the_images_is_refused(tmp_path: Path) -> None:
 
 
 def test_out_of_memory_says_what_asked_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    import iou_cli.api
+    import dataclasses
+
+    from iou_cli.protocols import get_protocol
+
+    coco = get_protocol("coco")
 
     def oom(*args: object, **kw: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(iou_cli.api, "evaluate_dataset", oom)
+    import iou_cli.protocols.coco as module
+
+    monkeypatch.setitem(module.PROTOCOLS, "coco", dataclasses.replace(coco, run=oom))
     line = assert_one_error_line(*run_cli([PRED, GT]))
     assert line == (
         "iou-eval: error: out of memory evaluating 2 images x 2 classes (2 ground truths, "
