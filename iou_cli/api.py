@@ -13,6 +13,7 @@ from .result import Result
 
 PROTOCOLS = ("coco", "voc", "voc07")
 IOU_TYPES = ("bbox", "segm")
+UNKNOWN = ("error", "skip", "skip-images", "skip-classes")
 
 
 def load(path: str, *, role: str = "gt", fmt: str | None = None, iou_type: str = "bbox") -> Side:
@@ -56,6 +57,9 @@ def evaluate(
     unknown: str = "error",
     progress: Callable[[str, int, int], None] | None = None,
     dataset: Dataset | None = None,
+    split: str | None = None,
+    image_map: str | None = None,
+    voc_origin: int = 0,
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth`` (paths; any supported format).
 
@@ -85,6 +89,10 @@ def evaluate(
         image_size=image_size,
         unknown=unknown,
         progress=progress,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+        protocol=protocol,
     )
     ds = dataset if dataset is not None else load_pair(predictions, ground_truth, opts)
     return evaluate_dataset(
@@ -143,6 +151,7 @@ def evaluate_dataset(
         )
         if not matches:
             result.matches = None
+    result.info.extend(ds.info)  # how the files were read and joined
     from .checks import warnings_for
 
     result.warnings.extend(
@@ -187,8 +196,8 @@ def check_options(
         th = list(iou_thrs)
         if not th or any(not (0 < t <= 1) for t in th) or th != sorted(set(th)):
             raise UsageError(f"--iou-thrs: expected increasing thresholds in (0, 1], got {th}")
-    if unknown not in ("error", "skip"):
-        raise UsageError(f"--unknown: expected error or skip, got {unknown!r}")
+    if unknown not in UNKNOWN:
+        raise UsageError(f"--unknown: expected one of {', '.join(UNKNOWN)}, got {unknown!r}")
     for f in formats:
         if f is not None and f not in FORMATS:
             raise UsageError(f"format {f!r}: expected one of {', '.join(FORMATS)}")

@@ -18,10 +18,12 @@ VOC ``<size>``). YOLO against YOLO stays normalised (IoU is invariant to per-axi
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
+from dataclasses import replace
 
 import numpy as np
 
-from ..data import Dataset, Side, align
+from ..data import Categories, Dataset, Images, Side, align, norm_id
 from ..errors import InputError
 from . import FORMATS, LoadOptions
 
@@ -98,19 +100,42 @@ def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
             path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON"
         )
     if fmt == "voc":
+        from .layout import voc_split
         from .voc import load_voc
 
-        return load_voc(path, role=role, progress=opts.progress)
+        stems, _, info = voc_split(path, opts.split)
+        side = load_voc(path, role=role, progress=opts.progress, stems=stems)
+        side.notes.setdefault("info", []).extend(info)
+        return side
+    from .layout import yolo_listing
     from .yolo import label_files, load_yolo
 
+    listing = yolo_listing(path, opts.split)
     sizes = None
     if opts.images:
+        from .layout import Listing, image_stems
         from .sizes import scan_sizes
 
-        _, files = label_files(path)
-        stems = {os.path.splitext(os.path.basename(f))[0] for f in files}
-        sizes = {k: (float(w), float(h)) for k, (w, h) in scan_sizes(opts.images, stems).items()}
-    return load_yolo(
+        if listing is None:
+            base, files = label_files(path)
+            listing = Listing(base, files)
+        if role == "gt" and listing.stems is None:
+            # --images shows which images exist: those without a label file have no objects
+            have = {os.path.splitext(os.path.basename(f))[0] for f in listing.files}
+            listed = image_stems(opts.images)
+            listing.stems = sorted(have) + [s for s in listed if s not in have]
+            n_empty = len(listing.stems) - len(have)
+            if n_empty:
+                listing.info.append(
+                    f"--images: {n_empty} images without a label file: images without objects"
+                )
+        wanted = (
+            set(listing.stems)
+            if listing.stems is not None
+            else {os.path.splitext(os.path.basename(f))[0] for f in listing.files}
+        )
+        sizes = {k: (float(w), float(h)) for k, (w, h) in scan_sizes(opts.images, wanted).items()}
+    side = load_yolo(
         path,
         role=role,
         fmt=fmt,
@@ -118,7 +143,11 @@ def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
         sizes=sizes,
         image_size=opts.image_size,
         progress=opts.progress,
+        listing=listing,
     )
+    if listing is not None:
+        side.notes.setdefault("info", []).extend(listing.info)
+    return side
 
 
 def _sizes_from(other: Side) -> dict[str, tuple[float, float]]:
@@ -130,8 +159,12 @@ def _sizes_from(other: Side) -> dict[str, tuple[float, float]]:
     return out
 
 
-def _scale(side: Side, other: Side) -> Side:
-    """Scale a normalised side to pixels: own sizes first, then the other side's by stem."""
+def _scale(side: Side, other: Side, *, lenient: bool = False) -> Side:
+    """Scale a normalised side to pixels: own sizes first, then the other side's by stem.
+
+    ``lenient`` (VOC protocols): boxes in an image without a size are left unscaled (NaN)
+    when the other side has no box on that image: they can only be unmatched ground truths
+    or false positives, whatever their coordinates."""
     from .yolo import to_pixels
 
     theirs = _sizes_from(other)
@@ -143,6 +176,11 @@ def _scale(side: Side, other: Side) -> Side:
             width[i], height[i] = theirs[str(stem)]
     b = side.boxes
     unknown = ~(np.isfinite(width[b.image]) & np.isfinite(height[b.image]))
+    if unknown.any() and lenient and all(st is not None for st in other.images.stems):
+        busy = {other.images.stems[int(i)] for i in np.unique(other.boxes.image)}
+        loose = np.array([st not in busy for st in im.stems], dtype=bool)
+        if not unknown[~loose[b.image]].any():
+            return _scale_known(side, width, height)
     if unknown.any():
         row = int(np.flatnonzero(unknown)[0])
         missing = sorted({str(im.stems[int(i)]) for i in b.image[unknown]})
@@ -154,10 +192,33 @@ def _scale(side: Side, other: Side) -> Side:
             side.path,
             where,
             f"image size unknown for {len(missing)} image{'s' if len(missing) > 1 else ''} "
-            f"({shown}): normalised YOLO boxes need pixel sizes to meet {other.path}; "
-            "give --images DIR or --image-size W,H",
+            f"({shown}): normalised YOLO boxes need pixel sizes to meet {other.path}"
+            + (
+                ""
+                if lenient or not _only_lonely(side, other, unknown)
+                else " (COCO area ranges need every ground-truth area; --protocol voc does not)"
+            )
+            + "; give --images DIR or --image-size W,H",
         )
     return to_pixels(side, width, height)
+
+
+def _only_lonely(side: Side, other: Side, unknown: np.ndarray) -> bool:
+    """Whether every box without a size lies on an image where the other side has none."""
+    if any(st is None for st in other.images.stems):
+        return False
+    busy = {other.images.stems[int(i)] for i in np.unique(other.boxes.image)}
+    stems = side.images.stems
+    return all(stems[int(i)] not in busy for i in side.boxes.image[unknown])
+
+
+def _scale_known(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
+    """:func:`to_pixels` where the size is known; NaN corners (and area) elsewhere."""
+    from .yolo import to_pixels
+
+    w = np.where(np.isfinite(width), width, np.nan)
+    h = np.where(np.isfinite(height), height, np.nan)
+    return to_pixels(side, w, h)
 
 
 def _check_categories(pred: Side, gt: Side) -> None:
@@ -168,8 +229,11 @@ def _check_categories(pred: Side, gt: Side) -> None:
         return
     p_ids = all(i is not None for i in pred.categories.ids)
     g_ids = all(i is not None for i in gt.categories.ids)
-    same_space = (pred.format == gt.format == "yolo") or (
-        pred.format.startswith("coco") and gt.format.startswith("coco")
+    same_space = (
+        (pred.format == gt.format == "yolo")
+        or (pred.format.startswith("coco") and gt.format.startswith("coco"))
+        # Ultralytics (custom datasets): a results list's category_id is the class index
+        or (pred.format == "coco-results" and gt.format == "yolo")
     )
     if p_ids and g_ids and same_space:
         return
@@ -214,10 +278,150 @@ def load_dataset(pred_path: str, gt_path: str, opts: LoadOptions) -> Dataset:
     """Read both sides and join predictions onto the ground truth's images and categories."""
     gt = load_side(gt_path, role="gt", fmt=opts.gt_format, opts=opts)
     pred = load_side(pred_path, role="pred", fmt=opts.pred_format, opts=opts)
+    info: list[str] = [*gt.notes.get("info", []), *pred.notes.get("info", [])]
+    pred = join_results(pred, gt, opts, info)
     _check_images(pred, gt)
     _check_categories(pred, gt)
+    pred, gt = apply_voc_origin(pred, gt, opts.voc_origin, info)
+    lenient = (opts.protocol or "coco") in ("voc", "voc07")
     if pred.boxes.normalized and not gt.boxes.normalized:
-        pred = _scale(pred, gt)
+        pred = _scale(pred, gt, lenient=lenient)
     elif gt.boxes.normalized and not pred.boxes.normalized:
-        gt = _scale(gt, pred)
-    return align(pred, gt, unknown=opts.unknown)
+        gt = _scale(gt, pred, lenient=lenient)
+    ds = align(pred, gt, unknown=opts.unknown)
+    ds.info[:0] = info
+    return ds
+
+
+# --------------------------------------------------------------------------- joins (issue 17)
+
+
+def _numeric_alias(stems: list[str | None]) -> dict[int, int]:
+    """``int(stem) -> row`` for numeric stems (``000000001000`` -> 1000), unique ones only."""
+    out: dict[int, int] = {}
+    dup: set[int] = set()
+    for i, st in enumerate(stems):
+        if st is not None and st.isdigit():
+            v = int(st)
+            if v in out:
+                dup.add(v)
+            out[v] = i
+    for v in dup:
+        del out[v]
+    return out
+
+
+def _image_map(path: str) -> tuple[dict[Hashable, str], dict[Hashable, str]]:
+    """``(image id -> file stem, category id -> name)`` of a COCO dataset (``--image-map``)."""
+    from .coco import load_coco
+
+    side = load_coco(path, role="gt")
+    if side.format != "coco":
+        raise InputError(path, None, "--image-map: expected a COCO dataset with 'images'")
+    if any(st is None for st in side.images.stems):
+        raise InputError(path, "images", "--image-map: every image needs a unique 'file_name'")
+    ids = {norm_id(k): str(st) for k, st in zip(side.images.keys, side.images.stems, strict=True)}
+    cats = {
+        norm_id(k): str(n)
+        for k, n in zip(side.categories.ids, side.categories.names, strict=True)
+        if n is not None
+    }
+    return ids, cats
+
+
+def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Side:
+    """Give a COCO results list file stems (and category names) so that it can meet any
+    ground truth: by image id when every id is a ground-truth id, else by file stem (the
+    rows' ``file_name``, ``--image-map``, or the id itself as Ultralytics writes it)."""
+    if pred.format != "coco-results":
+        return pred
+    im = pred.images
+    pred_ids = [norm_id(k) for k in im.keys]
+    cat_names: dict[Hashable, str] = {}
+    map_stems: dict[Hashable, str] = {}
+    if opts.image_map:
+        map_stems, cat_names = _image_map(opts.image_map)
+    own_names = opts.pred_names or opts.names
+    if own_names and not cat_names and gt.format != "yolo":
+        from .yolo import read_names
+
+        cat_names = {i: n for i, n in enumerate(read_names(own_names))}
+    if cat_names and all(n is not None for n in gt.categories.names):
+        names = [cat_names.get(norm_id(k)) for k in pred.categories.ids]
+        pred = replace(pred, categories=Categories(list(pred.categories.ids), list(names)))
+        info.append(
+            "joined categories by name ("
+            + ("--image-map" if opts.image_map else "--pred-names")
+            + ")"
+        )
+    elif gt.format == "yolo" and all(i is not None for i in gt.categories.ids):
+        info.append("joined categories by index (category_id = YOLO class index)")
+
+    gt_ids = {norm_id(k) for k in gt.images.keys} if gt.format.startswith("coco") else set()
+    file_stems: list[str | None] | None = pred.notes.get("file_stems")
+    gt_stems = gt.images.stems
+    have_stems = all(st is not None for st in gt_stems)
+    by_id_ok = bool(gt_ids) and all(k in gt_ids for k in pred_ids)
+    stems: list[str | None] | None = None
+    how = ""
+    if map_stems:
+        stems = [map_stems.get(k) for k in pred_ids]
+        how = "file stem (--image-map)"
+    elif file_stems is not None and have_stems and all(st is not None for st in file_stems):
+        stems = list(file_stems)
+        how = "file stem (file_name of the results rows)"
+    elif not by_id_ok and have_stems:
+        alias = _numeric_alias(list(gt_stems))
+        gt_set = set(gt_stems)
+        stems = []
+        for k in pred_ids:
+            key = str(k)
+            if key in gt_set:
+                stems.append(key)
+            elif isinstance(k, int) and k in alias:
+                stems.append(gt_stems[alias[k]])
+            else:
+                stems.append(key)
+        how = "file stem (image_id as the image's file stem, as Ultralytics writes it)"
+    if stems is None:
+        if gt_ids:
+            info.append("joined images by image id")
+            return pred
+        raise InputError(
+            pred.path,
+            None,
+            "a COCO results list has image ids only, and the ground truth "
+            f"({gt.format}) has no ids; give --image-map COCO.json (images with id and "
+            "file_name)",
+        )
+    if have_stems and gt_ids:
+        gt_set = set(gt_stems)
+        hit = sum(1 for st in stems if st in gt_set)
+        id_hit = sum(1 for k in pred_ids if k in gt_ids)
+        if (by_id_ok and hit < len(stems)) or (not by_id_ok and hit <= id_hit):
+            # the ids meet the ground truth at least as well as the stems: ids are the join
+            info.append("joined images by image id")
+            return pred
+    info.append(f"joined images by {how}")
+    label = [st if st is not None else str(k) for st, k in zip(stems, pred_ids, strict=True)]
+    images = Images(list(im.keys), list(label), im.width, im.height)
+    return replace(pred, images=images, notes={**pred.notes, "joined_by_stem": True})
+
+
+def apply_voc_origin(pred: Side, gt: Side, origin: int, info: list[str]) -> tuple[Side, Side]:
+    """``--voc-origin 1``: VOC corners are 1-based pixel indices (the devkit's, hotcoco's,
+    supervision's files): the continuous box is ``xmin - 1 .. xmax``. Only where a VOC side
+    meets another format; VOC against VOC keeps the file's numbers (and ``--plus-one``)."""
+    if origin == 0 or (pred.format == "voc") == (gt.format == "voc"):
+        return pred, gt
+
+    def shift(side: Side) -> Side:
+        b = side.boxes
+        xyxy = b.xyxy.copy()
+        xyxy[:, 0] -= 1.0
+        xyxy[:, 1] -= 1.0
+        area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+        return replace(side, boxes=replace(b, xyxy=xyxy, box_area=area, area=area.copy()))
+
+    info.append("VOC corners read as 1-based pixel indices (--voc-origin 1)")
+    return (shift(pred), gt) if pred.format == "voc" else (pred, shift(gt))

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
+from .layout import Listing, yaml_names
 
 # txt files that are never label files
 _META_TXT = {"classes.txt", "readme.txt", "train.txt", "val.txt", "valid.txt", "test.txt"}
@@ -42,68 +43,10 @@ def _read_text(file: str) -> str:
         raise InputError(file, None, f"cannot read: {e.strerror or e}") from None
 
 
-def _yaml_names(file: str) -> list[str]:
-    """``names:`` of an Ultralytics data.yaml: an inline list, a block list or an index map."""
-    text = _read_text(file).splitlines()
-    for i, raw in enumerate(text):
-        if not raw.startswith("names:"):
-            continue
-        rest = raw[len("names:") :].split(" #")[0].strip()
-        if rest.startswith("["):
-            body = rest
-            j = i
-            while "]" not in body and j + 1 < len(text):
-                j += 1
-                body += " " + text[j].strip()
-            items = body.strip()[1:].split("]")[0].split(",")
-            return [_unquote(x) for x in items if x.strip()]
-        if rest.startswith("{"):
-            items = rest.strip("{} ").split(",")
-            pairs = [x.split(":", 1) for x in items if x.strip()]
-            return _indexed(file, i + 1, [(a, b) for a, b in pairs])
-        block: list[tuple[str, str]] = []
-        plain: list[str] = []
-        for j in range(i + 1, len(text)):
-            line = text[j].split(" #")[0].rstrip()
-            if not line.strip():
-                continue
-            if not line[:1].isspace():
-                break
-            s = line.strip()
-            if s.startswith("- "):
-                plain.append(_unquote(s[2:]))
-            elif ":" in s:
-                a, b = s.split(":", 1)
-                block.append((a, b))
-        return plain if plain else _indexed(file, i + 1, block)
-    raise InputError(file, None, "no 'names:' entry (expected the class names of the dataset)")
-
-
-def _unquote(s: str) -> str:
-    s = s.strip()
-    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
-        return s[1:-1]
-    return s
-
-
-def _indexed(file: str, line: int, pairs: list[tuple[str, str]]) -> list[str]:
-    out: dict[int, str] = {}
-    for a, b in pairs:
-        try:
-            out[int(a.strip())] = _unquote(b)
-        except ValueError:
-            raise InputError(
-                file, line, f"names: expected 'index: name', got {a.strip()!r}"
-            ) from None
-    if sorted(out) != list(range(len(out))):
-        raise InputError(file, line, "names: class indices must be 0, 1, 2, ... without gaps")
-    return [out[k] for k in range(len(out))]
-
-
 def read_names(file: str) -> list[str]:
     """Class names from a names file (one per line) or a YAML file with ``names:``."""
     if file.lower().endswith((".yaml", ".yml")):
-        names = _yaml_names(file)
+        names = yaml_names(file)
     else:
         names = []
         lines = _read_text(file).splitlines()
@@ -194,6 +137,7 @@ def load_yolo(
     sizes: dict[str, tuple[float, float]] | None = None,
     image_size: tuple[float, float] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    listing: Listing | None = None,
 ) -> Side:
     """Read a YOLO txt folder (or one txt file). ``fmt`` is ``yolo`` or ``yolo-darknet``
     (the column order of predictions; ground truth is always ``class cx cy w h``).
@@ -201,8 +145,12 @@ def load_yolo(
     ``sizes`` (stem -> W, H, e.g. from ``--images``) or ``image_size`` (every image) give
     pixel sizes; with a size for every image the boxes are scaled to pixels.
     """
-    base, files = label_files(path)
-    names_path = names_file or find_names(base, path)
+    if listing is not None:
+        base, files = listing.base, listing.files
+        names_path = names_file or listing.names or find_names(_listing_dir(listing, path), path)
+    else:
+        base, files = label_files(path)
+        names_path = names_file or find_names(base, path)
     names = read_names(names_path) if names_path else None
 
     pred = role == "pred"
@@ -284,6 +232,8 @@ def load_yolo(
         if progress is not None:
             progress(role, fi + 1, total)
 
+    if listing is not None and listing.stems is not None:
+        keys.extend(_empty_images(keys, listing.stems))
     n = len(rows)
     arr = np.asarray(rows, dtype=np.float64).reshape(n, 5)
     cx, cy, w, h = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
@@ -339,6 +289,19 @@ def load_yolo(
     if bool(sized[boxes.image].all()) and (n > 0 or bool(sized.all())):
         side = to_pixels(side, width, height)
     return side
+
+
+def _listing_dir(listing: Listing, path: str) -> str:
+    """Where to look for a names file next to the labels of a layout."""
+    if listing.base != os.sep:
+        return listing.base
+    return path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+
+
+def _empty_images(keys: list[str], stems: list[str]) -> list[str]:
+    """Images of the layout without a label file: images without objects."""
+    have = set(keys)
+    return [s for s in stems if s not in have]
 
 
 def _is_float(s: str) -> bool:
