@@ -25,6 +25,7 @@ from .sizes import IMAGE_EXTS
 
 # the names a split is known by, per layout key (Roboflow writes "valid", darknet "valid =")
 _VAL_ALIASES = ("val", "valid", "validation")
+_DARKNET_KEYS = {"classes", "names", "backup", "eval", "results", "map"}
 _YAML_FILES = ("data.yaml", "dataset.yaml", "data.yml", "dataset.yml")
 
 
@@ -38,6 +39,8 @@ class Listing:
     names: str | None = None  # a names file the layout points at (data.yaml, obj.names)
     split: str | None = None
     info: list[str] = field(default_factory=list)
+    # stem -> image file of the layout: sizes are read from its header only when needed
+    image_paths: dict[str, str] = field(default_factory=dict)
 
 
 def _is_image(name: str) -> bool:
@@ -48,19 +51,20 @@ def _stem(p: str) -> str:
     return os.path.splitext(os.path.basename(p.replace("\\", "/")))[0]
 
 
-def image_stems(folder: str) -> list[str]:
-    """Stems of the image files under ``folder`` (recursively), in name order."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for _root, dirs, files in os.walk(folder):
+def image_files(folder: str) -> dict[str, str]:
+    """``stem -> path`` of the image files under ``folder`` (recursively), in name order."""
+    out: dict[str, str] = {}
+    for root, dirs, files in os.walk(folder):
         dirs.sort()
         for n in sorted(files):
             if _is_image(n):
-                s = os.path.splitext(n)[0]
-                if s not in seen:
-                    seen.add(s)
-                    out.append(s)
+                out.setdefault(os.path.splitext(n)[0], os.path.join(root, n))
     return out
+
+
+def image_stems(folder: str) -> list[str]:
+    """Stems of the image files under ``folder`` (recursively), in name order."""
+    return list(image_files(folder))
 
 
 def choose_split(
@@ -202,12 +206,15 @@ def _listing_from_images(
     stems: list[str] = []
     files: list[str] = []
     seen: set[str] = set()
+    paths: dict[str, str] = {}
     for img in images:
         s = _stem(img)
         if s in seen:
             continue
         seen.add(s)
         stems.append(s)
+        if os.path.isfile(img):
+            paths[s] = img
         for lab in (_label_path(img), os.path.splitext(img)[0] + ".txt"):
             if os.path.isfile(lab):
                 files.append(os.path.abspath(lab))
@@ -217,7 +224,7 @@ def _listing_from_images(
         f"{how}: split {split}, {len(stems)} images"
         + (f" ({n_empty} without a label file: images without objects)" if n_empty else "")
     ]
-    return Listing(os.sep, [f.lstrip(os.sep) for f in files], stems, names, split, info)
+    return Listing(os.sep, [f.lstrip(os.sep) for f in files], stems, names, split, info, paths)
 
 
 def _yaml_listing(file: str, split: str | None) -> Listing:
@@ -254,14 +261,13 @@ def _darknet_listing(file: str, split: str | None) -> Listing:
             k, sep, v = line.partition("=")
             if sep:
                 kv[k.strip().lower()] = v.strip()
-    keys = {"train": "train", "valid": "val", "test": "test"}
-    splits = [keys[k] for k in ("train", "valid", "test") if kv.get(k)]
+    # every key but these names a subset (datumaro writes any subset name; darknet: train, valid)
+    splits = [k for k, v in kv.items() if v and k not in _DARKNET_KEYS]
     chosen = choose_split(file, splits, split)
     names = _resolve(root, kv["names"]) if kv.get("names") else None
     if chosen is None:
         return Listing(root, [], None, names)
-    key = {v: k for k, v in keys.items()}[chosen]
-    images = _images_of(root, kv[key], file)
+    images = _images_of(root, kv[chosen], file)
     return _listing_from_images(images, file, chosen, names, "darknet obj.data")
 
 
@@ -350,9 +356,11 @@ def _pair_listing(labels: str, images: str | None, split: str | None, how: str) 
                 files.append(os.path.relpath(os.path.join(r, n), labels))
     stems = None
     info: list[str] = []
+    paths: dict[str, str] = {}
     if images is not None:
         have = {_stem(f) for f in files}
-        stems = image_stems(images)
+        paths = image_files(images)
+        stems = list(paths)
         n_empty = sum(1 for s in stems if s not in have)
         stems = stems + sorted(have - set(stems))
         info.append(
@@ -361,7 +369,7 @@ def _pair_listing(labels: str, images: str | None, split: str | None, how: str) 
         )
     elif split:
         info.append(f"{how}: split {split}")
-    return Listing(labels, files, stems, None, split, info)
+    return Listing(labels, files, stems, None, split, info, paths)
 
 
 # --------------------------------------------------------------------------- VOC

@@ -36,7 +36,7 @@ def detect_format(path: str) -> str:
         low = path.lower()
         if low.endswith(".xml"):
             return "voc"
-        if low.endswith(".txt"):
+        if low.endswith((".txt", ".yaml", ".yml")) or os.path.basename(low) == "obj.data":
             return "yolo"
         if low.endswith(".json"):
             return "coco"
@@ -147,6 +147,8 @@ def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
     )
     if listing is not None:
         side.notes.setdefault("info", []).extend(listing.info)
+        if listing.image_paths:
+            side.notes["image_paths"] = listing.image_paths
     return side
 
 
@@ -171,9 +173,17 @@ def _scale(side: Side, other: Side, *, lenient: bool = False) -> Side:
     im = side.images
     width = im.width.copy()
     height = im.height.copy()
+    own: dict[str, str] = side.notes.get("image_paths", {})
+    needed = np.zeros(len(im), dtype=bool)
+    needed[side.boxes.image] = True
     for i, stem in enumerate(im.stems):
         if not (np.isfinite(width[i]) and np.isfinite(height[i])) and stem in theirs:
             width[i], height[i] = theirs[str(stem)]
+        elif needed[i] and not np.isfinite(width[i]) and stem in own:
+            # the layout's own image file (images/ beside labels/): its header, read now
+            from .sizes import image_size
+
+            width[i], height[i] = image_size(own[str(stem)])
     b = side.boxes
     unknown = ~(np.isfinite(width[b.image]) & np.isfinite(height[b.image]))
     if unknown.any() and lenient and all(st is not None for st in other.images.stems):
