@@ -152,6 +152,7 @@ def evaluate_dataset(
         if not matches:
             result.matches = None
     result.info.extend(ds.info)  # how the files were read and joined
+    result.warnings.extend(ds.warnings)
     from .checks import warnings_for
 
     result.warnings.extend(

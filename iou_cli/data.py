@@ -183,6 +183,8 @@ class Dataset:
     skipped: dict[str, int] = field(default_factory=dict)
     # how the files were read and joined (split, join key, ...): info lines for stderr
     info: list[str] = field(default_factory=list)
+    # what the loaders noticed and kept (e.g. a YOLO prediction centred outside its image)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def pixel_units(self) -> bool:

@@ -300,6 +300,7 @@ def load_dataset(pred_path: str, gt_path: str, opts: LoadOptions) -> Dataset:
         gt = _scale(gt, pred, lenient=lenient)
     ds = align(pred, gt, unknown=opts.unknown)
     ds.info[:0] = info
+    ds.warnings.extend([*gt.notes.get("warnings", []), *pred.notes.get("warnings", [])])
     return ds
 
 

@@ -167,6 +167,8 @@ def load_yolo(
     loc_file: list[int] = []
     loc_line: list[int] = []
     seen_stems: dict[str, str] = {}
+    found_names: dict[str, int] = {}  # class names in column 1 without a names list
+    centre_outside = 0
     total = len(files)
     for fi, rel in enumerate(files):
         file = os.path.join(base, rel)
@@ -182,6 +184,9 @@ def load_yolo(
             parts = line.split()
             if not parts:
                 continue
+            parts = _named_class(parts, names, found_names, file, ln)
+            if len(parts) != ncol:
+                parts = _polygon_row(parts, pred, fmt) or parts
             if len(parts) != ncol:
                 hint = ""
                 if pred and len(parts) == 5:
@@ -215,7 +220,9 @@ def load_yolo(
                 conf, box = vals[5], vals[1:5]
             else:
                 conf, box = math.nan, vals[1:5]
-            for v, what in zip(box, ("cx", "cy", "w", "h"), strict=True):
+            outside = pred and _centre_outside(box, file, ln)
+            centre_outside += outside  # a prediction's centre may lie outside (a warning)
+            for v, what in zip(box if not outside else [], ("cx", "cy", "w", "h"), strict=False):
                 if not (0.0 <= v <= 1.0):
                     raise InputError(
                         file,
@@ -234,6 +241,8 @@ def load_yolo(
 
     if listing is not None and listing.stems is not None:
         keys.extend(_empty_images(keys, listing.stems))
+    if names is None and found_names:
+        names = list(found_names)
     n = len(rows)
     arr = np.asarray(rows, dtype=np.float64).reshape(n, 5)
     cx, cy, w, h = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
@@ -280,7 +289,7 @@ def load_yolo(
         Categories(cat_ids, cat_names),
         boxes,
         has_scores=pred,
-        notes={"files": total, "names": names_path},
+        notes={"files": total, "names": names_path, **_outside_note(centre_outside)},
         locator=locator,
     )
     # an empty side stays normalised unless every size is known: it then meets a YOLO
@@ -289,6 +298,70 @@ def load_yolo(
     if bool(sized[boxes.image].all()) and (n > 0 or bool(sized.all())):
         side = to_pixels(side, width, height)
     return side
+
+
+def _named_class(
+    parts: list[str], names: list[str] | None, found: dict[str, int], file: str, ln: int
+) -> list[str]:
+    """A class written as its name (globox's default): the index through the names list,
+    or (without one) in order of first appearance. Digits stay as they are."""
+    tok = parts[0]
+    if _is_float(tok):
+        if found and names is None:
+            raise InputError(
+                file, ln, f"class {tok!r} is a number, but earlier rows name their classes"
+            )
+        return parts
+    if names is not None:
+        if tok not in names:
+            raise InputError(file, ln, f"class {tok!r} is not in the names list")
+        return [str(names.index(tok)), *parts[1:]]
+    return [str(found.setdefault(tok, len(found))), *parts[1:]]
+
+
+def _polygon_row(parts: list[str], pred: bool, fmt: str) -> list[str] | None:
+    """A YOLO-seg row ``class x1 y1 ... xn yn [conf]`` (n >= 3) as the box of its extent."""
+    if fmt == "yolo-darknet":
+        return None
+    coords = parts[1:-1] if pred else parts[1:]
+    if len(coords) < 6 or len(coords) % 2:
+        return None
+    try:
+        v = [float(x) for x in coords]
+    except ValueError:
+        return None
+    if not all(0.0 <= x <= 1.0 for x in v):  # polygon points are normalised image points
+        return None
+    xs, ys = v[0::2], v[1::2]
+    x1, x2, y1, y2 = min(xs), max(xs), min(ys), max(ys)
+    box = [(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1]
+    return [parts[0], *(repr(b) for b in box), *(parts[-1:] if pred else [])]
+
+
+def _centre_outside(box: list[float], file: str, ln: int) -> bool:
+    """A predicted box whose centre lies outside the image: legal (a warning, as for COCO
+    boxes outside their image); its width and height must still be sizes."""
+    cx, cy, w, h = box
+    if 0.0 <= cx <= 1.0 and 0.0 <= cy <= 1.0:
+        return False
+    for v, what in ((cx, "cx"), (cy, "cy"), (w, "w"), (h, "h")):
+        if not math.isfinite(v):
+            raise InputError(file, ln, f"{what}: expected a finite number, got {v}")
+    for v, what in ((w, "w"), (h, "h")):
+        if v < 0:
+            raise InputError(file, ln, f"{what} = {v:g} is negative")
+    return True
+
+
+def _outside_note(n: int) -> dict[str, list[str]]:
+    if not n:
+        return {}
+    return {
+        "warnings": [
+            f"{n} predicted YOLO box{'es' if n > 1 else ''} with the centre outside the image "
+            "(kept: check the box format)"
+        ]
+    }
 
 
 def _listing_dir(listing: Listing, path: str) -> str:

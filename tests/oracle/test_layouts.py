@@ -403,3 +403,48 @@ def test_review_database_yolo_gt_against_coco_detections_voc_protocol() -> None:
     # under COCO the area ranges need every ground-truth area: ask for sizes
     line = assert_one_error_line(*run_cli([dets, gts, "-q"]))
     assert "2007_000676, 2007_001377" in line and "--protocol voc" in line
+
+
+def _seg_lines(boxes: list[Any], named: bool) -> str:
+    """YOLO-seg rows (Ultralytics): ``class x1 y1 ... xn yn``, a polygon whose extent is the
+    box (corners plus a point inside the top edge); ``named``: the class as its name (globox
+    writes names in column 1)."""
+    out = []
+    for c, x1, y1, x2, y2 in boxes:
+        pts = [(x1, y1), ((x1 + x2) // 2, y1), (x2, y1), (x2, y2), (x1, y2)]
+        label = CLASSES[c].replace(" ", "_") if named else str(c)
+        out.append(label + "".join(f" {x / W} {y / H}" for x, y in pts) + "\n")
+    return "".join(out)
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_yolo_seg_polygons_are_boxes_of_their_extent(
+    tmp_path: Path, scene: Any, named: bool
+) -> None:
+    import yaml
+
+    gt, preds = scene
+    root = tmp_path / "seg"
+    for s in VAL:
+        _png(root / "images" / "val" / f"{s}.png")
+        if gt[s]:
+            (root / "labels" / "val").mkdir(parents=True, exist_ok=True)
+            (root / "labels" / "val" / f"{s}.txt").write_text(_seg_lines(gt[s], named))
+    names = [n.replace(" ", "_") for n in CLASSES]  # a name in column 1 has no spaces
+    (root / "data.yaml").write_text(yaml.safe_dump({"val": "images/val", "names": names}))
+    pred = _ultralytics_predictions(tmp_path / "p.json", [p for p in preds if p[0] in VAL])
+    r = evaluate(str(pred), str(root))
+    assert _stats(r) == _expected(VAL, gt, preds)
+
+
+def test_yolo_prediction_centred_outside_the_image_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "pr").mkdir()
+    (tmp_path / "gt" / "a.txt").write_text("0 0.5 0.5 0.25 0.25\n")
+    (tmp_path / "pr" / "a.txt").write_text("0 0.5 0.5 0.25 0.25 0.9\n0 1.1 0.5 0.25 0.25 0.8\n")
+    args = [str(tmp_path / "pr"), str(tmp_path / "gt"), "-q", "-o", "json", "--score-thr", "0"]
+    code, out, err = run_cli(args)
+    assert code == 0, err
+    assert "1 predicted YOLO box with the centre outside the image" in err
+    summary = json.loads(out)["summary"]
+    assert (summary["tp"], summary["fp"]) == (1, 1)  # kept: a false positive
