@@ -264,7 +264,7 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         gt_cat = {norm_id(k): i for i, k in enumerate(gt.categories.ids)}
         pred_cat_keys = [norm_id(k) for k in pred.categories.ids]
     cat_map = np.array([gt_cat.get(k, -1) for k in pred_cat_keys], dtype=np.int64)
-    if by_name and gt.format == "voc" and (cat_map < 0).any():
+    if by_name and gt.format in OPEN_CLASSES and (cat_map < 0).any():
         gt, cat_map = _open_classes(gt, pred_cat_keys, cat_map)
 
     boxes = pred.boxes
@@ -319,6 +319,10 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         pred_path=pred.path,
         skipped=skipped,
     )
+
+
+# formats without a class list: a class they never name is a class without ground truth
+OPEN_CLASSES = ("voc", "labelme", "openimages")
 
 
 def _open_classes(

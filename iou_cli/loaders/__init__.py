@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-FORMATS = ("coco", "voc", "yolo", "yolo-darknet")
+FORMATS = ("coco", "voc", "yolo", "yolo-darknet", "cvat", "labelme", "openimages")
 
 
 @dataclass

@@ -34,6 +34,9 @@ def detect_format(path: str) -> str:
         raise InputError(path, None, "no such file or folder")
     if os.path.isfile(path):
         low = path.lower()
+        foreign = _foreign_file(path, low)
+        if foreign is not None:
+            return foreign
         if low.endswith(".xml"):
             return "voc"
         if low.endswith((".txt", ".yaml", ".yml")) or os.path.basename(low) == "obj.data":
@@ -52,6 +55,8 @@ def detect_format(path: str) -> str:
     except OSError as e:
         raise InputError(path, None, f"cannot list folder: {e.strerror or e}") from None
     lowered = {e.lower() for e in entries}
+    if os.path.basename(os.path.normpath(path)) == "label_2" or "label_2" in lowered:
+        raise InputError(path, None, _NOT_READ.format(what="KITTI labels (label_2/)"))
     if any(e.endswith(".xml") for e in lowered):
         return "voc"
     if "annotations" in lowered and os.path.isdir(os.path.join(path, "Annotations")):
@@ -63,6 +68,8 @@ def detect_format(path: str) -> str:
     ):
         return "yolo"
     jsons = sorted(e for e in entries if e.lower().endswith(".json"))
+    if jsons and _head(os.path.join(path, jsons[0])).find(b'"shapes"') >= 0:
+        return "labelme"
     if jsons:
         raise InputError(
             path,
@@ -72,6 +79,74 @@ def detect_format(path: str) -> str:
     raise InputError(
         path, None, "cannot tell the format: no .xml (VOC), .txt (YOLO) or .json (COCO) files here"
     )
+
+
+_NOT_READ = (
+    "{what} is not read by iou-eval; convert it to COCO JSON, Pascal VOC XML or YOLO txt "
+    "(e.g. with datumaro: datum convert -if <format> -f coco)"
+)
+
+
+def _head(path: str, n: int = 4096) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(n)
+    except OSError as e:
+        raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
+
+
+def _foreign_file(path: str, low: str) -> str | None:
+    """The format of a single file that is not COCO/VOC/YOLO by name: ``cvat``, ``labelme``,
+    ``openimages``, or an error naming a format that is not read."""
+    if low.endswith((".tfrecord", ".record", ".pbtxt")):
+        raise InputError(path, None, _NOT_READ.format(what="TFRecord (TensorFlow OD API)"))
+    if low.endswith(".csv"):
+        import csv
+        import io
+
+        first = _head(path).decode("utf-8-sig", "replace").splitlines()[:1]
+        header = next(csv.reader(io.StringIO(first[0]))) if first else []
+        from .openimages import is_openimages_header
+
+        if is_openimages_header([h.strip() for h in header]):
+            return "openimages"
+        raise InputError(
+            path,
+            1,
+            _NOT_READ.format(what="this CSV layout")
+            + "; Open Images CSV needs the columns ImageID, LabelName, XMin, XMax, YMin, YMax",
+        )
+    head = _head(path)
+    body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if low.endswith(".xml") or body[:1] == b"<":
+        text = head.decode("utf-8", "replace")
+        import re
+
+        m = re.search(r"<([A-Za-z_][\w.-]*)", re.sub(r"<\?.*?\?>|<!--.*?-->", "", text, flags=re.S))
+        if m and m.group(1) == "annotations":
+            return "cvat"
+        return None
+    if low.endswith(".json") or body[:1] in (b"{", b"["):
+        if b'"_via_img_metadata"' in head or (b'"regions"' in head and b'"filename"' in head):
+            raise InputError(
+                path, None, _NOT_READ.format(what="a VIA (VGG Image Annotator) project")
+            )
+        if b'"shapes"' in head and body[:1] == b"{":
+            return "labelme"
+        if b'"coordinates"' in head and b'"image"' in head and body[:1] == b"[":
+            raise InputError(path, None, _NOT_READ.format(what="CreateML JSON"))
+        if (
+            b'"result"' in head
+            and (b'"annotations"' in head or b'"data"' in head)
+            and body[:1] == b"["
+        ):
+            raise InputError(
+                path,
+                None,
+                _NOT_READ.format(what="a Label Studio JSON export")
+                + " (Label Studio exports COCO, Pascal VOC and YOLO directly)",
+            )
+    return None
 
 
 def _names_for(role: str, opts: LoadOptions) -> str | None:
@@ -99,6 +174,8 @@ def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
         raise InputError(
             path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON"
         )
+    if fmt in ("cvat", "labelme", "openimages"):
+        return _load_other(path, role, fmt, opts)
     if fmt == "voc":
         from .layout import voc_split
         from .voc import load_voc
@@ -150,6 +227,38 @@ def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
         if listing.image_paths:
             side.notes["image_paths"] = listing.image_paths
     return side
+
+
+def _load_other(path: str, role: str, fmt: str, opts: LoadOptions) -> Side:
+    """CVAT XML, LabelMe JSON and Open Images CSV (issue 17)."""
+    if fmt == "cvat":
+        if os.path.isdir(path):
+            cand = os.path.join(path, "annotations.xml")
+            if not os.path.isfile(cand):
+                raise InputError(path, None, "CVAT input is annotations.xml, not a folder")
+            path = cand
+        from .cvat import load_cvat
+
+        return load_cvat(path, role=role, split=opts.split)
+    if fmt == "labelme":
+        from .labelme import load_labelme
+
+        return load_labelme(path, role=role, progress=opts.progress)
+    from .openimages import load_openimages
+
+    sizes = None
+    if opts.images:
+        from .sizes import scan_sizes
+
+        sizes = {k: (float(w), float(h)) for k, (w, h) in scan_sizes(opts.images).items()}
+    return load_openimages(
+        path,
+        role=role,
+        sizes=sizes,
+        image_size=opts.image_size,
+        # --images shows which images exist: those without a row have no objects
+        extra_stems=sorted(sizes) if sizes is not None and role == "gt" else None,
+    )
 
 
 def _sizes_from(other: Side) -> dict[str, tuple[float, float]]:
