@@ -149,6 +149,48 @@ def _foreign_file(path: str, low: str) -> str | None:
     return None
 
 
+_SPLIT_DIRS = ("train", "valid", "val", "validation", "test")
+_ROBOFLOW_COCO = "_annotations.coco.json"
+
+
+def _split_root(path: str, split: str | None) -> tuple[str, str | None]:
+    """An export root whose splits are folders (Roboflow: ``train/ valid/ test/`` beside
+    ``README.roboflow.txt``, in COCO, VOC or YOLO form): the chosen split's folder, or its
+    ``_annotations.coco.json``. Roots that say what they hold (data.yaml, obj.data,
+    labels/, Annotations/) are left to their readers."""
+    if not os.path.isdir(path):
+        return path, None
+    entries = set(os.listdir(path))
+    low = {e.lower() for e in entries}
+    if low & {
+        "data.yaml",
+        "dataset.yaml",
+        "data.yml",
+        "obj.data",
+        "labels",
+        "annotations",
+        "imagesets",
+    }:
+        return path, None
+    splits = [
+        e
+        for e in sorted(entries)
+        if e.lower() in _SPLIT_DIRS and os.path.isdir(os.path.join(path, e))
+    ]
+    if not splits:
+        return path, None
+    from .layout import choose_split
+
+    chosen = choose_split(path, splits, split)
+    assert chosen is not None
+    folder = os.path.join(path, chosen)
+    coco = os.path.join(folder, _ROBOFLOW_COCO)
+    robo = "Roboflow export" if "readme.roboflow.txt" in low else "export root"
+    if os.path.isfile(coco):
+        return coco, f"{robo}: split {chosen} ({_ROBOFLOW_COCO})"
+    return folder, f"{robo}: split {chosen}"
+
+
 def _names_for(role: str, opts: LoadOptions) -> str | None:
     own = opts.pred_names if role == "pred" else opts.gt_names
     return own or opts.names
@@ -156,6 +198,14 @@ def _names_for(role: str, opts: LoadOptions) -> str | None:
 
 def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Side:
     """Read one side; ``fmt`` None means detect. ``role`` is ``pred`` or ``gt``."""
+    path, note = _split_root(path, opts.split)
+    side = _load_side(path, role=role, fmt=fmt, opts=opts)
+    if note:
+        side.notes.setdefault("info", []).insert(0, note)
+    return side
+
+
+def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Side:
     if fmt is not None and fmt not in FORMATS:
         raise InputError(
             path, None, f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}"

@@ -230,3 +230,39 @@ def test_kitti_label_folder_is_named(tmp_path: Path) -> None:
     )
     line = assert_one_error_line(*run_cli([DETS, str(d), "-q"]))
     assert "KITTI" in line
+
+
+@pytest.mark.parametrize("form", ["coco", "voc", "yolo"])
+def test_roboflow_export_roots_without_data_yaml(tmp_path: Path, scene: Any, form: str) -> None:
+    # Roboflow downloads: README.roboflow.txt beside train/ valid/ test/; COCO puts
+    # _annotations.coco.json in each split (images renumbered from 0), VOC an XML beside each
+    # image, YOLO images/ + labels/ (data.yaml omitted here: the root alone must do)
+    from tests.oracle.test_layouts import _coco, _voc_xml, _write_yolo_split
+
+    gt, preds = scene
+    root = tmp_path / "export"
+    root.mkdir()
+    (root / "README.roboflow.txt").write_text("Exported via roboflow.com\n")
+    for split, stems in (("train", TRAIN), ("valid", VAL)):
+        folder = root / split
+        if form == "coco":
+            dataset, _ = _coco(stems, gt, preds)
+            for im in dataset["images"]:
+                im["id"] -= 1
+            for a in dataset["annotations"]:
+                a["image_id"] -= 1
+            folder.mkdir()
+            (folder / "_annotations.coco.json").write_text(json.dumps(dataset))
+        elif form == "voc":
+            for s in stems:
+                _voc_xml(folder, s, gt[s])
+        else:
+            _write_yolo_split(folder / "images", folder / "labels", stems, gt)
+            (folder / "labels").mkdir(exist_ok=True)
+    if form == "yolo":
+        (root / "classes.txt").write_text("\n".join(CLASSES) + "\n")
+    pred = _ultralytics_predictions(tmp_path / "p.json", [p for p in preds if p[0] in VAL])
+    kw: dict[str, Any] = {} if form == "yolo" else {"pred_names": _names_file(tmp_path)}
+    r = evaluate(str(pred), str(root), **kw)
+    assert _stats(r) == _expected(VAL, gt, preds, by_name=form == "voc")
+    assert any("Roboflow export: split valid" in line for line in r.info)
