@@ -16,6 +16,7 @@ from typing import Any
 
 from ..data import Side
 from ..errors import InputError
+from ..text import term
 from .layout import choose_split
 from .records import Records
 from .voc import _parse
@@ -66,7 +67,7 @@ def load_cvat(path: str, *, role: str, split: str | None = None) -> Side:
     subsets = sorted({im.get("subset") for im in images if im.get("subset")})
     chosen = choose_split(path, subsets, split, "subsets") if subsets else None
     if split is not None and not subsets:
-        raise InputError(path, None, f"--split {split}: this file has no subsets")
+        raise InputError(path, None, f"--split {term(split)}: this file has no subsets")
     for im in images:
         where = str(lines.get(id(im), 0))
         if chosen is not None and im.get("subset") != chosen:
@@ -100,10 +101,12 @@ def load_cvat(path: str, *, role: str, split: str | None = None) -> Side:
                 xs, ys = [p[0] for p in pts], [p[1] for p in pts]
                 c = [min(xs), min(ys), max(xs), max(ys)]
             else:
-                rec.warnings.append(f"{path}: <{shape.tag}> shapes are not boxes and are not read")
+                rec.warnings.append(
+                    f"{term(path)}: <{shape.tag}> shapes are not boxes and are not read"
+                )
                 continue
             rec.add_box(k, label, c, _score(shape, path, where), where)
     if chosen is not None:
-        rec.info.append(f"CVAT XML: subset {chosen}, {len(rec.keys)} images")
+        rec.info.append(f"CVAT XML: subset {term(chosen)}, {len(rec.keys)} images")
     rec.warnings = sorted(set(rec.warnings))
     return rec.side()

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..data import Side
 from ..errors import InputError, kind_of
+from ..text import term
 from .jsonio import load_json
 from .records import Records
 
@@ -84,5 +85,7 @@ def load_labelme(
         if progress is not None:
             progress(role, fi + 1, len(names))
     for kind, n in sorted(skipped.items()):
-        rec.warnings.append(f"{path}: {n} LabelMe '{kind}' shape(s) are not boxes and were skipped")
+        rec.warnings.append(
+            f"{term(path)}: {n} LabelMe '{term(kind)}' shape(s) are not boxes and were skipped"
+        )
     return rec.side()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
+from ..text import term
 from .sizes import IMAGE_EXTS
 
 # the names a split is known by, per layout key (Roboflow writes "valid", darknet "valid =")
@@ -73,7 +74,7 @@ def choose_split(
     """The split to read: ``wanted``, else ``val`` (or an alias), else the only one."""
     if not splits:
         if wanted is not None:
-            raise InputError(where, None, f"--split {wanted}: this layout has no splits")
+            raise InputError(where, None, f"--split {term(wanted)}: this layout has no splits")
         return None
     if wanted is not None:
         if wanted in splits:
@@ -83,7 +84,10 @@ def choose_split(
                 if a in splits:
                     return a
         raise InputError(
-            where, None, f"--split {wanted}: no such split; the {what} are {', '.join(splits)}"
+            where,
+            None,
+            f"--split {term(wanted)}: no such split; the {what} are "
+            + ", ".join(term(s) for s in splits),
         )
     for a in _VAL_ALIASES:
         if a in splits:
@@ -93,7 +97,7 @@ def choose_split(
     raise InputError(
         where,
         None,
-        f"{len(splits)} {what} ({', '.join(splits)}) and none is named val: "
+        f"{len(splits)} {what} ({', '.join(term(s) for s in splits)}) and none is named val: "
         "choose one with --split NAME",
     )
 
@@ -221,7 +225,7 @@ def _listing_from_images(
                 break
     n_empty = len(stems) - len(files)
     info = [
-        f"{how}: split {split}, {len(stems)} images"
+        f"{how}: split {term(split)}, {len(stems)} images"
         + (f" ({n_empty} without a label file: images without objects)" if n_empty else "")
     ]
     return Listing(os.sep, [f.lstrip(os.sep) for f in files], stems, names, split, info, paths)
@@ -364,11 +368,11 @@ def _pair_listing(labels: str, images: str | None, split: str | None, how: str) 
         n_empty = sum(1 for s in stems if s not in have)
         stems = stems + sorted(have - set(stems))
         info.append(
-            f"{how}: {'split ' + split + ', ' if split else ''}{len(stems)} images"
+            f"{how}: {'split ' + term(split) + ', ' if split else ''}{len(stems)} images"
             + (f" ({n_empty} without a label file: images without objects)" if n_empty else "")
         )
     elif split:
-        info.append(f"{how}: split {split}")
+        info.append(f"{how}: split {term(split)}")
     return Listing(labels, files, stems, None, split, info, paths)
 
 
@@ -397,9 +401,11 @@ def voc_split(path: str, split: str | None) -> tuple[list[str] | None, str | Non
                     s = line.split()
                     if s:
                         stems.append(s[0])
-            return stems, chosen, [f"VOC ImageSets/Main: split {chosen}, {len(stems)} images"]
+            return stems, chosen, [f"VOC ImageSets/Main: split {term(chosen)}, {len(stems)} images"]
     if split is not None:
-        raise InputError(path, None, f"--split {split}: this VOC folder has no ImageSets/Main")
+        raise InputError(
+            path, None, f"--split {term(split)}: this VOC folder has no ImageSets/Main"
+        )
     jpeg = os.path.join(path, "JPEGImages")
     if os.path.isdir(jpeg):
         stems = image_stems(jpeg)

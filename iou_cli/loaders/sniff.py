@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Hashable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -186,9 +187,11 @@ def _split_root(path: str, split: str | None) -> tuple[str, str | None]:
     folder = os.path.join(path, chosen)
     coco = os.path.join(folder, _ROBOFLOW_COCO)
     robo = "Roboflow export" if "readme.roboflow.txt" in low else "export root"
+    from ..text import term
+
     if os.path.isfile(coco):
-        return coco, f"{robo}: split {chosen} ({_ROBOFLOW_COCO})"
-    return folder, f"{robo}: split {chosen}"
+        return coco, f"{robo}: split {term(chosen)} ({_ROBOFLOW_COCO})"
+    return folder, f"{robo}: split {term(chosen)}"
 
 
 def _names_for(role: str, opts: LoadOptions) -> str | None:
@@ -220,9 +223,9 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
         from .coco import load_coco
 
         return load_coco(path, role=role, iou_type=opts.iou_type)
-    if opts.iou_type != "bbox":
+    if opts.iou_type != "bbox" and fmt not in ("yolo",):
         raise InputError(
-            path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON"
+            path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON or YOLO-seg"
         )
     if fmt in ("cvat", "labelme", "openimages"):
         return _load_other(path, role, fmt, opts)
@@ -271,12 +274,32 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
         image_size=opts.image_size,
         progress=opts.progress,
         listing=listing,
+        iou_type=opts.iou_type,
     )
+    if opts.iou_type == "segm" and side.boxes.normalized:
+        side = _seg_sizes(side, listing)
     if listing is not None:
         side.notes.setdefault("info", []).extend(listing.info)
         if listing.image_paths:
             side.notes["image_paths"] = listing.image_paths
     return side
+
+
+def _seg_sizes(side: Side, listing: Any) -> Side:
+    """YOLO-seg masks are rasterised at the image's pixel size: read the layout's image
+    headers where no size is known yet (``--images``/``--image-size`` come first)."""
+    from .sizes import image_size
+    from .yolo import to_pixels
+
+    own: dict[str, str] = listing.image_paths if listing is not None else {}
+    im = side.images
+    width, height = im.width.copy(), im.height.copy()
+    for i, stem in enumerate(im.stems):
+        if not np.isfinite(width[i]) and stem in own:
+            width[i], height[i] = image_size(own[str(stem)])
+    if np.isfinite(width).all() and np.isfinite(height).all():
+        return to_pixels(side, width, height)
+    return replace(side, images=replace(im, width=width, height=height))
 
 
 def _load_other(path: str, role: str, fmt: str, opts: LoadOptions) -> Side:
@@ -457,6 +480,15 @@ def load_dataset(pred_path: str, gt_path: str, opts: LoadOptions) -> Dataset:
         pred = _scale(pred, gt, lenient=lenient)
     elif gt.boxes.normalized and not pred.boxes.normalized:
         gt = _scale(gt, pred, lenient=lenient)
+    if opts.iou_type == "segm":
+        for side in (gt, pred):
+            if side.boxes.normalized and len(side.boxes):
+                raise InputError(
+                    side.path,
+                    None,
+                    "YOLO-seg masks are rasterised at the image's pixel size: give --images DIR "
+                    "or --image-size W,H (or an images/ folder beside labels/)",
+                )
     ds = align(pred, gt, unknown=opts.unknown)
     ds.info[:0] = info
     ds.warnings.extend([*gt.notes.get("warnings", []), *pred.notes.get("warnings", [])])

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 
@@ -138,6 +139,7 @@ def load_yolo(
     image_size: tuple[float, float] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     listing: Listing | None = None,
+    iou_type: str = "bbox",
 ) -> Side:
     """Read a YOLO txt folder (or one txt file). ``fmt`` is ``yolo`` or ``yolo-darknet``
     (the column order of predictions; ground truth is always ``class cx cy w h``).
@@ -168,6 +170,7 @@ def load_yolo(
     loc_line: list[int] = []
     seen_stems: dict[str, str] = {}
     found_names: dict[str, int] = {}  # class names in column 1 without a names list
+    polys: list[list[float]] = []  # --iou-type segm: normalised polygon of each row
     centre_outside = 0
     total = len(files)
     for fi, rel in enumerate(files):
@@ -185,8 +188,11 @@ def load_yolo(
             if not parts:
                 continue
             parts = _named_class(parts, names, found_names, file, ln)
+            poly: list[float] | None = None
             if len(parts) != ncol:
-                parts = _polygon_row(parts, pred, fmt) or parts
+                seg = _polygon_row(parts, pred, fmt)
+                if seg is not None:
+                    parts, poly = seg
             if len(parts) != ncol:
                 hint = ""
                 if pred and len(parts) == 5:
@@ -232,6 +238,8 @@ def load_yolo(
             if pred and not math.isfinite(conf):
                 raise InputError(file, ln, f"confidence: expected a finite number, got {conf}")
             rows.append([*box, conf])
+            if iou_type == "segm":
+                polys.append(poly if poly is not None else _rectangle(box))
             cls.append(int(c))
             img.append(k)
             loc_file.append(fi)
@@ -274,6 +282,7 @@ def load_yolo(
         ids=np.arange(1, n + 1, dtype=np.int64),
         origin=np.arange(n, dtype=np.int64),
         normalized=True,
+        masks=[[p] for p in polys] if iou_type == "segm" else None,
     )
     rel_paths = [
         os.path.relpath(os.path.join(base, r), path) if os.path.isdir(path) else r for r in files
@@ -319,8 +328,9 @@ def _named_class(
     return [str(found.setdefault(tok, len(found))), *parts[1:]]
 
 
-def _polygon_row(parts: list[str], pred: bool, fmt: str) -> list[str] | None:
-    """A YOLO-seg row ``class x1 y1 ... xn yn [conf]`` (n >= 3) as the box of its extent."""
+def _polygon_row(parts: list[str], pred: bool, fmt: str) -> tuple[list[str], list[float]] | None:
+    """A YOLO-seg row ``class x1 y1 ... xn yn [conf]`` (n >= 3): the row of the box of its
+    extent, and the polygon's points (for ``--iou-type segm``)."""
     if fmt == "yolo-darknet":
         return None
     coords = parts[1:-1] if pred else parts[1:]
@@ -335,7 +345,24 @@ def _polygon_row(parts: list[str], pred: bool, fmt: str) -> list[str] | None:
     xs, ys = v[0::2], v[1::2]
     x1, x2, y1, y2 = min(xs), max(xs), min(ys), max(ys)
     box = [(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1]
-    return [parts[0], *(repr(b) for b in box), *(parts[-1:] if pred else [])]
+    return [parts[0], *(repr(b) for b in box), *(parts[-1:] if pred else [])], v
+
+
+def _rectangle(box: list[float]) -> list[float]:
+    """A plain box row as a polygon (under ``--iou-type segm``): its four corners."""
+    cx, cy, w, h = box
+    x1, y1, x2, y2 = cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
+    return [x1, y1, x2, y1, x2, y2, x1, y2]
+
+
+def _scale_masks(masks: list[Any] | None, wi: np.ndarray, hi: np.ndarray) -> list[Any] | None:
+    """Normalised YOLO-seg polygons in pixels (x by the image width, y by its height)."""
+    if masks is None:
+        return None
+    out = []
+    for m, w, h in zip(masks, wi.tolist(), hi.tolist(), strict=True):
+        out.append([[v * (w if i % 2 == 0 else h) for i, v in enumerate(p)] for p in m])
+    return out
 
 
 def _centre_outside(box: list[float], file: str, ln: int) -> bool:
@@ -399,7 +426,15 @@ def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
     scale = np.stack([wi, hi, wi, hi], axis=1)
     xyxy = b.xyxy * scale
     area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
-    boxes = replace(b, xyxy=xyxy, box_area=area, area=area.copy(), normalized=False)
+    boxes = replace(
+        b,
+        xyxy=xyxy,
+        box_area=area,
+        # a mask's area is the mask's (computed from it), not its box's
+        area=area.copy() if b.masks is None else np.full(len(area), np.nan),
+        masks=_scale_masks(b.masks, wi, hi),
+        normalized=False,
+    )
     images = replace(
         side.images,
         width=np.asarray(width, dtype=np.float64),

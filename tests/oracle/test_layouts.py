@@ -448,3 +448,77 @@ def test_yolo_prediction_centred_outside_the_image_is_a_warning(tmp_path: Path) 
     assert "1 predicted YOLO box with the centre outside the image" in err
     summary = json.loads(out)["summary"]
     assert (summary["tp"], summary["fp"]) == (1, 1)  # kept: a false positive
+
+
+def test_yolo_seg_masks_under_segm_equal_pycocotools(tmp_path: Path, scene: Any) -> None:
+    # Ultralytics segment: labels "class x1 y1 ... xn yn", predictions (save_txt, save_conf)
+    # "class x1 y1 ... xn yn conf"; masks rasterised at the sizes of images/val/*.png
+    from pycocotools import mask as mask_utils
+
+    gt, preds = scene
+    root = tmp_path / "seg"
+
+    def tri(x1: int, y1: int, x2: int, y2: int) -> list[tuple[int, int]]:
+        return [(x1, y1), (x2, y1), (x1, y2)]  # a triangle: a mask unlike its box
+
+    for s in VAL:
+        _png(root / "images" / "val" / f"{s}.png")
+        if gt[s]:
+            (root / "labels" / "val").mkdir(parents=True, exist_ok=True)
+            (root / "labels" / "val" / f"{s}.txt").write_text(
+                "".join(
+                    f"{c}" + "".join(f" {x / W} {y / H}" for x, y in tri(*b)) + "\n"
+                    for c, *b in gt[s]
+                )
+            )
+    (root / "classes.txt").write_text("\n".join(CLASSES) + "\n")
+    pdir = tmp_path / "pred"
+    pdir.mkdir()
+    for s in VAL:
+        rows = [p for p in preds if p[0] == s]
+        (pdir / f"{s}.txt").write_text(
+            "".join(
+                f"{c}" + "".join(f" {x / W} {y / H}" for x, y in tri(x1, y1, x2, y2)) + f" {sc}\n"
+                for _, c, x1, y1, x2, y2, sc in rows
+            )
+        )
+    ids = {s: i + 1 for i, s in enumerate(VAL)}
+
+    def poly(x1: int, y1: int, x2: int, y2: int) -> list[list[float]]:
+        return [[float(v) for xy in tri(x1, y1, x2, y2) for v in xy]]
+
+    anns = []
+    for s in VAL:
+        for c, *b in gt[s]:
+            rle = mask_utils.merge(mask_utils.frPyObjects(poly(*b), H, W))
+            anns.append(
+                {
+                    "id": len(anns) + 1,
+                    "image_id": ids[s],
+                    "category_id": c,
+                    "iscrowd": 0,
+                    "segmentation": poly(*b),
+                    "area": float(mask_utils.area(rle)),
+                    "bbox": [b[0], b[1], b[2] - b[0], b[3] - b[1]],
+                }
+            )
+    dataset = {
+        "images": [{"id": ids[s], "file_name": f"{s}.png", "width": W, "height": H} for s in VAL],
+        "annotations": anns,
+        "categories": [{"id": i, "name": n} for i, n in enumerate(CLASSES)],
+    }
+    dets = [
+        {
+            "image_id": ids[s],
+            "category_id": c,
+            "segmentation": poly(x1, y1, x2, y2),
+            "bbox": [x1, y1, x2 - x1, y2 - y1],
+            "score": sc,
+        }
+        for s, c, x1, y1, x2, y2, sc in preds
+        if s in ids
+    ]
+    want = stats_of(pycoco_eval(dataset, dets, "segm"))
+    r = evaluate(str(pdir), str(root / "labels" / "val"), iou_type="segm")
+    assert _stats(r) == want
+    assert _stats(r) != _stats(evaluate(str(pdir), str(root / "labels" / "val")))  # not boxes
