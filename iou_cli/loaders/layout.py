@@ -102,6 +102,17 @@ def choose_split(
     )
 
 
+def read_lines(file: str) -> list[str]:
+    """Lines of a small text file (a split list, obj.data), or a located error."""
+    try:
+        with open(file, encoding="utf-8-sig") as f:
+            return f.read().splitlines()
+    except UnicodeDecodeError as e:
+        raise InputError(file, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise InputError(file, None, f"cannot read: {e.strerror or e}") from None
+
+
 # --------------------------------------------------------------------------- YAML
 
 
@@ -191,16 +202,17 @@ def _images_of(root: str, value: str, where: str) -> list[str]:
     # a list file: one image path per line, relative to the list's folder or the root
     base = os.path.dirname(p)
     out = []
-    with open(p, encoding="utf-8-sig") as f:
-        for line in f:
-            s = line.strip()
-            if not s:
-                continue
-            q = _resolve(base, s) or _resolve(root, s)
-            if q is None:  # the image itself may be absent: its label file is what counts
-                rel = s[5:] if s.startswith("data/") else s  # darknet's working folder
-                q = s if os.path.isabs(s) else os.path.join(root, rel)
-            out.append(q)
+    for line in read_lines(p):
+        if "\x00" in line:
+            raise InputError(p, None, "not a text list of image paths (NUL byte)")
+        s = line.strip()
+        if not s:
+            continue
+        q = _resolve(base, s) or _resolve(root, s)
+        if q is None:  # the image itself may be absent: its label file is what counts
+            rel = s[5:] if s.startswith("data/") else s  # darknet's working folder
+            q = s if os.path.isabs(s) else os.path.join(root, rel)
+        out.append(q)
     return out
 
 
@@ -260,11 +272,10 @@ def _yaml_listing(file: str, split: str | None) -> Listing:
 def _darknet_listing(file: str, split: str | None) -> Listing:
     root = os.path.dirname(os.path.abspath(file))
     kv: dict[str, str] = {}
-    with open(file, encoding="utf-8-sig") as f:
-        for line in f:
-            k, sep, v = line.partition("=")
-            if sep:
-                kv[k.strip().lower()] = v.strip()
+    for line in read_lines(file):
+        k, sep, v = line.partition("=")
+        if sep:
+            kv[k.strip().lower()] = v.strip()
     # every key but these names a subset (datumaro writes any subset name; darknet: train, valid)
     splits = [k for k, v in kv.items() if v and k not in _DARKNET_KEYS]
     chosen = choose_split(file, splits, split)
@@ -396,11 +407,10 @@ def voc_split(path: str, split: str | None) -> tuple[list[str] | None, str | Non
             chosen = choose_split(path, splits, split)
             assert chosen is not None
             stems: list[str] = []
-            with open(os.path.join(main, chosen + ".txt"), encoding="utf-8-sig") as f:
-                for line in f:
-                    s = line.split()
-                    if s:
-                        stems.append(s[0])
+            for line in read_lines(os.path.join(main, chosen + ".txt")):
+                s = line.split()
+                if s:
+                    stems.append(s[0])
             return stems, chosen, [f"VOC ImageSets/Main: split {term(chosen)}, {len(stems)} images"]
     if split is not None:
         raise InputError(

@@ -441,6 +441,15 @@ def _check_categories(pred: Side, gt: Side) -> None:
                 f"{(gt if side is pred else pred).path}: put obj.names, classes.txt or "
                 f"data.yaml next to the labels, or give --names / {opt}",
             )
+        if side.format == "coco-results":
+            raise InputError(
+                side.path,
+                None,
+                "a results list's category ids have no names, so they cannot meet the classes "
+                f"of {(gt if side is pred else pred).path} ({(gt if side is pred else pred).format}); "
+                "give --image-map COCO.json (its categories name the ids) or --pred-names FILE "
+                "(line k names id k)",
+            )
         raise InputError(
             side.path,
             None,

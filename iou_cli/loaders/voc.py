@@ -83,6 +83,8 @@ def _parse(file: str) -> tuple[Any, dict[int, int]]:
         raise InputError(
             file, None, f"refused: {type(e).__name__} (entities are not expanded)"
         ) from None
+    except LookupError as e:  # <?xml encoding="..."?> names no codec Python knows
+        raise InputError(file, 1, f"unknown XML encoding ({e})") from None
     except OSError as e:
         raise InputError(file, None, f"cannot read: {e.strerror or e}") from None
     return root, lines

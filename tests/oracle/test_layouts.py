@@ -522,3 +522,38 @@ def test_yolo_seg_masks_under_segm_equal_pycocotools(tmp_path: Path, scene: Any)
     r = evaluate(str(pdir), str(root / "labels" / "val"), iou_type="segm")
     assert _stats(r) == want
     assert _stats(r) != _stats(evaluate(str(pdir), str(root / "labels" / "val")))  # not boxes
+
+
+def test_layout_errors_are_one_located_line(tmp_path: Path) -> None:
+    pred = str(DATA / "bad" / "good" / "coco_pred.json")
+    bad_yaml = tmp_path / "data.yaml"
+    bad_yaml.write_text("names: [cat, dog\nval: images/val\n")
+    line = assert_one_error_line(*run_cli([pred, str(bad_yaml), "-q"]))
+    assert "data.yaml:3: not valid YAML" in line or "data.yaml:2: not valid YAML" in line
+    missing = tmp_path / "m" / "data.yaml"
+    missing.parent.mkdir()
+    missing.write_text("val: images/val\nnames: [cat]\n")
+    line = assert_one_error_line(*run_cli([pred, str(missing), "-q"]))
+    assert "split path 'images/val' does not exist" in line
+    line = assert_one_error_line(*run_cli([pred, str(missing), "--voc-origin", "2"]))
+    assert "--voc-origin" in line
+    # a results list has ids only; a VOC ground truth has no ids: say how to join
+    voc = tmp_path / "voc"
+    voc.mkdir()
+    (voc / "a.xml").write_text(
+        "<annotation><object><name>cat</name><bndbox><xmin>1</xmin>"
+        "<ymin>1</ymin><xmax>5</xmax><ymax>5</ymax></bndbox></object>"
+        "</annotation>"
+    )
+    line = assert_one_error_line(*run_cli([pred, str(voc), "-q"]))
+    assert "--image-map" in line
+
+
+def test_split_names_from_folders_are_escaped(tmp_path: Path) -> None:
+    # a split is a folder name: shown through text.term, never as a terminal control
+    root = tmp_path / "ds"
+    for split in ("train", "a\x1b[2Jb"):
+        (root / "labels" / split).mkdir(parents=True)
+        (root / "labels" / split / "x.txt").write_text("0 0.5 0.5 0.1 0.1\n")
+    line = assert_one_error_line(*run_cli([str(root / "labels"), str(root), "-q"]))
+    assert "\x1b" not in line and "train" in line
