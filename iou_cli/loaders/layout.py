@@ -83,6 +83,9 @@ def choose_split(
             for a in _VAL_ALIASES:
                 if a in splits:
                     return a
+            vals = [s for s in splits if s.lower().startswith("val")]
+            if len(vals) == 1:
+                return vals[0]
         raise InputError(
             where,
             None,
@@ -94,6 +97,9 @@ def choose_split(
             return a
     if len(splits) == 1:
         return splits[0]
+    vals = [s for s in splits if s.lower().startswith("val")]  # COCO's val2017
+    if len(vals) == 1:
+        return vals[0]
     raise InputError(
         where,
         None,

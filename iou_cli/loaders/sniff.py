@@ -163,6 +163,9 @@ def _split_root(path: str, split: str | None) -> tuple[str, str | None]:
         return path, None
     entries = set(os.listdir(path))
     low = {e.lower() for e in entries}
+    coco_root = _coco_root(path, split)
+    if coco_root is not None:
+        return coco_root
     if low & {
         "data.yaml",
         "dataset.yaml",
@@ -192,6 +195,24 @@ def _split_root(path: str, split: str | None) -> tuple[str, str | None]:
     if os.path.isfile(coco):
         return coco, f"{robo}: split {term(chosen)} ({_ROBOFLOW_COCO})"
     return folder, f"{robo}: split {term(chosen)}"
+
+
+def _coco_root(path: str, split: str | None) -> tuple[str, str | None] | None:
+    """A COCO root: ``annotations/instances_<split>.json`` (COCO itself, detectron2 and
+    mmdetection layouts); the chosen split's file."""
+    ann = os.path.join(path, "annotations")
+    if not os.path.isdir(ann):
+        return None
+    files = sorted(n for n in os.listdir(ann) if n.startswith("instances_") and n.endswith(".json"))
+    if not files:
+        return None
+    from ..text import term
+    from .layout import choose_split
+
+    splits = [n[len("instances_") : -len(".json")] for n in files]
+    chosen = choose_split(path, splits, split)
+    assert chosen is not None
+    return os.path.join(ann, f"instances_{chosen}.json"), f"COCO root: split {term(chosen)}"
 
 
 def _names_for(role: str, opts: LoadOptions) -> str | None:
@@ -553,7 +574,7 @@ def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Si
     if opts.image_map:
         map_stems, cat_names = _image_map(opts.image_map)
     own_names = opts.pred_names or opts.names
-    if own_names and not cat_names and gt.format != "yolo":
+    if own_names and not cat_names and gt.format not in ("yolo", "coco"):
         from .yolo import read_names
 
         cat_names = {i: n for i, n in enumerate(read_names(own_names))}

@@ -6,6 +6,7 @@ are not read get an error that names them."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
@@ -266,3 +267,24 @@ def test_roboflow_export_roots_without_data_yaml(tmp_path: Path, scene: Any, for
     r = evaluate(str(pred), str(root), **kw)
     assert _stats(r) == _expected(VAL, gt, preds, by_name=form == "voc")
     assert any("Roboflow export: split valid" in line for line in r.info)
+
+
+def test_coco_root_with_annotations_per_split(tmp_path: Path) -> None:
+    # COCO's own layout (and detectron2's, mmdetection's): annotations/instances_<split>.json;
+    # val2017-style names default to the one split starting with "val"
+    src = DATA / "coco" / "instances_val2014_100.json"
+    dets = str(DATA / "coco" / "instances_val2014_fakebbox100_results.json")
+    (tmp_path / "annotations").mkdir()
+    shutil.copy(src, tmp_path / "annotations" / "instances_val2014.json")
+    (tmp_path / "annotations" / "instances_train2014.json").write_text(
+        '{"images": [], "annotations": [], "categories": []}'
+    )
+    r = evaluate(dets, str(tmp_path))
+    assert _stats(r) == _stats(evaluate(dets, str(src)))
+    assert any("COCO root: split val2014" in line for line in r.info)
+    (tmp_path / "annotations" / "instances_val2014.json").rename(
+        tmp_path / "annotations" / "instances_minival.json"
+    )
+    (tmp_path / "annotations" / "instances_test.json").write_text("{}")
+    line = assert_one_error_line(*run_cli([dets, str(tmp_path), "-q"]))
+    assert "minival, test, train2014" in line and "--split" in line
