@@ -557,3 +557,32 @@ def test_split_names_from_folders_are_escaped(tmp_path: Path) -> None:
         (root / "labels" / split / "x.txt").write_text("0 0.5 0.5 0.1 0.1\n")
     line = assert_one_error_line(*run_cli([str(root / "labels"), str(root), "-q"]))
     assert "\x1b" not in line and "train" in line
+
+
+def test_images_folder_shows_images_without_label_files(tmp_path: Path, scene: Any) -> None:
+    # a plain label folder (Ultralytics convert_coco output: labels only) with --images: the
+    # images without a label file are images without objects, and their sizes are read
+    gt, preds = scene
+    labels = tmp_path / "labels"
+    _write_yolo_split(tmp_path / "imgs", labels, VAL, gt)
+    (labels / "classes.txt").write_text("\n".join(CLASSES) + "\n")
+    pred = _ultralytics_predictions(tmp_path / "p.json", [p for p in preds if p[0] in VAL])
+    r = evaluate(str(pred), str(labels), images=str(tmp_path / "imgs"))
+    assert _stats(r) == _expected(VAL, gt, preds)
+    assert any("1 images without a label file" in line for line in r.info)
+
+
+def test_unknown_skip_classes_keeps_unknown_images_an_error(tmp_path: Path, scene: Any) -> None:
+    gt, preds = scene
+    dataset, dets = _coco(VAL, gt, preds)
+    (tmp_path / "gt.json").write_text(json.dumps(dataset))
+    extra = {"image_id": 1, "category_id": 99, "bbox": [1, 1, 5, 5], "score": 0.5}
+    (tmp_path / "p.json").write_text(json.dumps([*dets, extra]))
+    r = evaluate(str(tmp_path / "p.json"), str(tmp_path / "gt.json"), unknown="skip-classes")
+    assert _stats(r) == stats_of(pycoco_eval(dataset, dets))
+    assert any("skipped 1 prediction" in w for w in r.warnings)
+    lost = {"image_id": 999, "category_id": 0, "bbox": [1, 1, 5, 5], "score": 0.5}
+    (tmp_path / "p.json").write_text(json.dumps([*dets, extra, lost]))
+    args = [str(tmp_path / "p.json"), str(tmp_path / "gt.json"), "-q", "--unknown"]
+    line = assert_one_error_line(*run_cli([*args, "skip-classes"]))
+    assert "999" in line and "skip-images" in line
