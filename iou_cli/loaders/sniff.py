@@ -263,6 +263,18 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
         from .voc import load_voc
 
         stems, _, info = voc_split(path, opts.split)
+        if stems is None and opts.images and role == "gt" and os.path.isdir(path):
+            # --images shows which images exist: those without an XML file have no objects
+            from .layout import image_stems
+            from .voc import voc_files
+
+            _, xmls = voc_files(path)
+            xml_stems = [os.path.splitext(n)[0] for n in xmls]
+            known = set(xml_stems)
+            no_xml = [st for st in image_stems(opts.images) if st not in known]
+            stems = xml_stems + no_xml
+            if no_xml:
+                info.append(f"--images: {len(no_xml)} images without an XML file: no objects")
         side = load_voc(path, role=role, progress=opts.progress, stems=stems)
         side.notes.setdefault("info", []).extend(info)
         return side

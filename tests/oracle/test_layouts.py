@@ -586,3 +586,33 @@ def test_unknown_skip_classes_keeps_unknown_images_an_error(tmp_path: Path, scen
     args = [str(tmp_path / "p.json"), str(tmp_path / "gt.json"), "-q", "--unknown"]
     line = assert_one_error_line(*run_cli([*args, "skip-classes"]))
     assert "999" in line and "skip-images" in line
+
+
+def test_voc_folder_with_images_folder(tmp_path: Path, scene: Any) -> None:
+    # CVAT/datumaro and Label Studio VOC exports may leave out the XML of an image without
+    # objects; --images shows it exists
+    gt, preds = scene
+    for s in VAL:
+        _png(tmp_path / "imgs" / f"{s}.png")
+        if gt[s]:
+            _voc_xml(tmp_path / "ann", s, gt[s])
+    dataset, dets = _coco(VAL, gt, preds, by_name=True)
+    (tmp_path / "dets.json").write_text(json.dumps(dets))
+    (tmp_path / "map.json").write_text(json.dumps({**dataset, "annotations": []}))
+    args = {"image_map": str(tmp_path / "map.json")}
+    r = evaluate(
+        str(tmp_path / "dets.json"), str(tmp_path / "ann"), images=str(tmp_path / "imgs"), **args
+    )
+    assert _stats(r) == stats_of(pycoco_eval(dataset, dets))
+    line = assert_one_error_line(
+        *run_cli(
+            [
+                str(tmp_path / "dets.json"),
+                str(tmp_path / "ann"),
+                "--image-map",
+                args["image_map"],
+                "-q",
+            ]
+        )
+    )
+    assert "img_empty" in line  # without --images the image is unknown: never silently dropped
