@@ -27,6 +27,7 @@ from .loaders import FORMATS, LoadOptions
 from .result import Result
 
 IOU_TYPES = ("bbox", "segm")
+UNKNOWN = ("error", "skip", "skip-images", "skip-classes")
 
 # a path (str or os.PathLike), or an in-memory COCO object: a results list or a dataset dict
 Source = Union[str, "os.PathLike[str]", list[Any], dict[str, Any]]
@@ -105,6 +106,9 @@ def evaluate(
     image_size: tuple[float, float] | None = None,
     unknown: str = "error",
     progress: Callable[[str, int, int], None] | None = None,
+    split: str | None = None,
+    image_map: str | None = None,
+    voc_origin: int = 0,
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth``.
 
@@ -141,6 +145,8 @@ def evaluate(
     from .protocols import get_protocol, resolve_options
 
     resolve_options(get_protocol(protocol), options)  # option errors before any reading
+    if voc_origin not in (0, 1):
+        raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
     opts = LoadOptions(
         pred_format=pred_format,
         gt_format=gt_format,
@@ -152,6 +158,10 @@ def evaluate(
         image_size=image_size,
         unknown=unknown,
         progress=progress,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+        protocol=protocol,
     )
     ds = load_pair(predictions, ground_truth, opts)
     result = evaluate_dataset(ds, protocol=protocol, **options)
@@ -183,6 +193,8 @@ def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> 
             f"({len(ds.gt)} ground truths, {len(ds.pred)} predictions): evaluate a subset, or "
             "use a machine with more memory"
         ) from None
+    result.info.extend(ds.info)  # how the files were read and joined
+    result.warnings.extend(ds.warnings)
     from .checks import warnings_for
 
     max_dets = opts.get("max_dets")
@@ -230,8 +242,8 @@ def check_options(
         th = list(iou_thrs)
         if not th or any(not (0 < t <= 1) for t in th) or th != sorted(set(th)):
             raise UsageError(f"--iou-thrs: expected increasing thresholds in (0, 1], got {th}")
-    if unknown not in ("error", "skip"):
-        raise UsageError(f"--unknown: expected error or skip, got {unknown!r}")
+    if unknown not in UNKNOWN:
+        raise UsageError(f"--unknown: expected one of {', '.join(UNKNOWN)}, got {unknown!r}")
     for f in formats:
         if f is not None and f not in FORMATS:
             raise UsageError(f"format {f!r}: expected one of {', '.join(FORMATS)}")
