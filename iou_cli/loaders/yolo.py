@@ -330,7 +330,6 @@ def load_yolo(
         Categories(cat_ids, cat_names),
         boxes,
         has_scores=pred,
-        notes={"files": total, "names": names_path},
         locator=locator,
     )
     # an empty side stays normalised unless every size is known: it then meets a YOLO
