@@ -9,25 +9,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from .result import Matches, Result
+from .result import Matches, Result, clean
 
 OUTPUTS = ("table", "csv", "json", "markdown")
 
 
-def _plain(v: Any) -> Any:
-    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
-
-
 def _csv_cell(v: Any) -> str:
-    v = _plain(v)
+    v = clean(v)
     if v is None:
         return ""
     if isinstance(v, bool):
@@ -38,7 +29,7 @@ def _csv_cell(v: Any) -> str:
 
 
 def _short(v: Any) -> str:
-    v = _plain(v)
+    v = clean(v)
     if v is None:
         return "-"
     if isinstance(v, bool):
@@ -81,7 +72,7 @@ def _json_ready(obj: Any) -> Any:
         return {str(k): _json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_json_ready(v) for v in obj]
-    return _plain(obj)
+    return clean(obj)
 
 
 def to_json(result: Result) -> str:
@@ -127,7 +118,7 @@ _CLASS_TABLE_KEYS = (
 
 
 def _short3(v: Any) -> str:
-    v = _plain(v)
+    v = clean(v)
     if isinstance(v, float):
         return f"{v:.3f}"
     return _short(v)
@@ -203,7 +194,7 @@ def matches_csv(matches: Matches) -> str:
     for i in range(len(matches)):
         cells = []
         for name, col in zip(MATCH_COLUMNS, cols, strict=True):
-            v = _plain(col[i])
+            v = clean(col[i])
             if name in ("pred_id", "gt_id") and v == -1:
                 v = None
             cells.append(_csv_cell(v))
