@@ -426,3 +426,17 @@ def test_prepare_masks_locates_by_the_loaded_format_without_rereading(
     with pytest.raises(InputError) as exc:
         prepare_masks(ds)
     assert exc.value.message() == f"{pp}:{where}: polygon with 2 points, expected >= 3"
+
+
+def test_in_memory_predictions_locate_masks_by_their_format() -> None:
+    """In-memory objects have no file to re-read: the loaded format locates the record."""
+    from iou_cli import evaluate
+    from iou_cli.errors import InputError
+
+    gt = {"images": IMAGES, "categories": CATS, "annotations": [_gt(SQUARE)]}
+    preds = [_pred(SQUARE), _pred([[0, 0, 1, 1]])]
+    with pytest.raises(InputError) as exc:
+        evaluate(preds, gt, iou_type="segm")
+    assert exc.value.message() == (
+        "<predictions>:[1].segmentation[0]: polygon with 2 points, expected >= 3"
+    )
