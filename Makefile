@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: install demo test lint format bench bench-10x fuzz clean
+.PHONY: install demo test lint format bench bench-10x fuzz clean tidecv-oracle
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,10 +14,20 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Test-only oracle: the reference TIDE (tidecv, PyPI) outside the package's dependencies. Its
+# own requirements are plotting libraries (OpenCV, matplotlib, seaborn) that the numbers never
+# touch, so it is installed without them; tests/oracle/tide_harness.py runs it in a child.
+TIDECV := $(VENV)/.tidecv-stamp
+$(TIDECV): $(STAMP)
+	$(PIP) install --no-deps --target $(VENV)/tidecv-oracle tidecv==1.0.1 appdirs==1.4.4
+	touch $@
+
+tidecv-oracle: $(TIDECV)
+
 demo: $(STAMP)
 	$(BIN)/iou-eval sample_data/coco/preds.json sample_data/coco/gt.json --per-class -o table
 
-test: $(STAMP)
+test: $(STAMP) $(TIDECV)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)

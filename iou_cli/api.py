@@ -56,13 +56,18 @@ def evaluate(
     unknown: str = "error",
     progress: Callable[[str, int, int], None] | None = None,
     dataset: Dataset | None = None,
+    classes: Sequence[str] | None = None,
+    image_ids: Sequence[str] | None = None,
+    class_agnostic: bool = False,
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth`` (paths; any supported format).
 
     ``protocol="coco"`` reproduces pycocotools' COCOeval; ``"voc"``/``"voc07"`` the VOC
     devkit's all-point / 11-point AP at ``iou_thr``. The operating point (TP/FP/FN,
     precision, recall, F1, mean IoU) is taken at ``iou_thr`` and ``score_thr`` (default: the
-    confidence that maximises F1).
+    confidence that maximises F1). ``classes`` (names or ids), ``image_ids`` (image ids or
+    file stems) and ``class_agnostic`` evaluate a subset, as pycocotools with
+    ``params.catIds`` / ``params.imgIds`` restricted and ``params.useCats = 0``.
     """
     check_options(
         protocol=protocol,
@@ -87,6 +92,10 @@ def evaluate(
         progress=progress,
     )
     ds = dataset if dataset is not None else load_pair(predictions, ground_truth, opts)
+    if classes or image_ids or class_agnostic:
+        from .analysis import subset
+
+        ds = subset.apply(ds, classes=classes, image_ids=image_ids, agnostic=class_agnostic)
     return evaluate_dataset(
         ds,
         protocol=protocol,
