@@ -303,12 +303,14 @@ def breakdown(
     rec_thrs: FloatArray | None = None,
     iou_type: str = "bbox",
     baseline: float | None = None,
+    errors: TideErrors | None = None,
 ) -> tuple[dict[str, Any], TideErrors]:
     """The ``tide`` section and the per-prediction errors.
 
     ``table`` must hold ``pos_thr`` among its thresholds. ``rec_thrs`` defaults to
     pycocotools' 101 recall points; ``baseline`` (the report's AP at ``pos_thr``) is
-    recomputed from the table when not given.
+    recomputed from the table when not given; ``errors`` (a :func:`classify` at ``pos_thr``
+    with ``bg_thr``) is reused when given.
     """
     from ..protocols.coco import REC_THRS
 
@@ -317,7 +319,9 @@ def breakdown(
     if hits.size == 0:
         raise ValueError(f"the match table has no threshold {pos_thr}")
     t = int(hits[0])
-    err = classify(ds, table, t, pos_thr=pos_thr, bg_thr=bg_thr, iou_type=iou_type)
+    err = errors
+    if err is None or err.pos_thr != pos_thr or err.bg_thr != bg_thr:
+        err = classify(ds, table, t, pos_thr=pos_thr, bg_thr=bg_thr, iou_type=iou_type)
     base = _one_threshold(table, t)
     K = len(ds.categories)
     base_classes = base.n_pos > 0
