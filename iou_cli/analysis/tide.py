@@ -46,6 +46,7 @@ BoolArray = npt.NDArray[np.bool_]
 NONE, CLS, LOC, BOTH, DUPE, BKG = 0, 1, 2, 3, 4, 5
 ERROR_NAMES = ("", "cls", "loc", "both", "dupe", "bkg")
 MAIN = ("Cls", "Loc", "Both", "Dupe", "Bkg", "Miss")
+_SLICE = 1 << 16  # false positives paired at once
 SPECIAL = ("FalsePos", "FalseNeg")
 
 
@@ -106,18 +107,27 @@ def classify(
     used[det_gt[tp]] = True
 
     fp_pos = np.flatnonzero(fp)
-    pairs = candidate_pairs(
-        ds, det_rows=table.det[fp_pos], by_class=False, min_iou=bg_thr, iou_type=iou_type
-    )
+    fp_rows = table.det[fp_pos]
+    by_row = np.argsort(fp_rows, kind="stable")
+    sorted_rows = fp_rows[by_row]
+    # in slices of predictions: the pairs before the IoU cut stay a few MiB
+    parts_d, parts_g, parts_v = [], [], []
+    for s in range(0, sorted_rows.shape[0], _SLICE):
+        pairs = candidate_pairs(
+            ds,
+            det_rows=sorted_rows[s : s + _SLICE],
+            by_class=False,
+            min_iou=bg_thr,
+            iou_type=iou_type,
+        )
+        parts_d.append(pairs.det)
+        parts_g.append(pairs.gt)
+        parts_v.append(pairs.iou)
+    pair_rows = np.concatenate(parts_d) if parts_d else np.zeros(0, dtype=np.int64)
+    g = np.concatenate(parts_g).astype(np.int64) if parts_g else np.zeros(0, dtype=np.int64)
+    v = np.concatenate(parts_v).astype(np.float64) if parts_v else np.zeros(0)
     # pairs.det are prediction rows: map back to positions among the false positives
-    row_to_fp = {int(r): i for i, r in enumerate(table.det[fp_pos])}
-    if pairs.det.size:
-        uniq, inv = np.unique(pairs.det, return_inverse=True)
-        p = np.asarray([row_to_fp[int(r)] for r in uniq], dtype=np.int64)[inv]
-    else:
-        p = np.zeros(0, dtype=np.int64)
-    g = pairs.gt.astype(np.int64)
-    v = pairs.iou.astype(np.float64)
+    p = by_row[np.searchsorted(sorted_rows, pair_rows)].astype(np.int64)
     keep = counts[g] if g.size else np.zeros(0, dtype=bool)
     p, g, v = p[keep], g[keep], v[keep]
     nF = fp_pos.shape[0]
@@ -211,6 +221,7 @@ class _Base:
     category: IntArray  # (D,)
     score: FloatArray  # (D,)
     n_pos: IntArray  # (K,)
+    order: Any = None  # the accumulation order of the unedited columns
 
 
 def _ap(
@@ -235,8 +246,10 @@ def _ap(
     score = base.score if score is None else score
     n_pos = base.n_pos if n_pos is None else n_pos
     table = _with_columns(base.table, gt, ignored, category, score, n_pos)
+    # the accumulation order depends on categories and scores only: reuse the baseline's
+    order = base.order if category is base.category and score is base.score else None
     precision, _recall, _scores = accumulate(
-        table, n_classes=n_classes, rec_thrs=rec_thrs, max_dets=(max_det,)
+        table, n_classes=n_classes, rec_thrs=rec_thrs, max_dets=(max_det,), order=order
     )
     s = precision[0, :, :, -1]  # (R, K)
     valid = (n_pos > 0) & base_classes
@@ -283,7 +296,7 @@ def _one_threshold(table: Any, t: int) -> _Base:
     # the unmatched predictions outside the area range are ignored as in the evaluation
     out = np.asarray(table.det_out, dtype=bool)
     ignored = ign | ((gt < 0) & out)
-    return _Base(
+    base = _Base(
         table=one,
         gt=gt.astype(np.int64),
         ignored=ignored,
@@ -291,6 +304,11 @@ def _one_threshold(table: Any, t: int) -> _Base:
         score=np.asarray(table.det_score, dtype=np.float64).copy(),
         n_pos=np.asarray(table.n_pos, dtype=np.int64).copy(),
     )
+    from ..protocols.coco import accumulation_order
+
+    full = _with_columns(one, base.gt, base.ignored, base.category, base.score, base.n_pos)
+    base.order = accumulation_order(full, int(base.n_pos.shape[0]))
+    return base
 
 
 def breakdown(
