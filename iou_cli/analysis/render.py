@@ -194,18 +194,20 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
     from rich.table import Table
     from rich.text import Text
 
+    parts: list[Any] = []
+
     def table(title: str, header: Sequence[str]) -> Any:
-        t = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold", expand=False)
+        # the title as its own line (a table title would wrap at the table's width)
+        parts.append(Text("\n" + title, style="bold"))
+        t = Table(box=box.SIMPLE_HEAD, header_style="bold", expand=False)
         for i, h in enumerate(header):
             t.add_column(h, justify="left" if i == 0 else "right", no_wrap=i != 0)
         return t
 
-    parts: list[Any] = []
     tide = extra.get("tide")
     if tide is not None:
         t = table(
-            f"TIDE: AP{int(round(tide['pos_thr'] * 100))} {_short(tide['baseline'])}, "
-            f"dAP by error type",
+            f"TIDE at IoU {_short(tide['pos_thr'], 2)} (AP {_short(tide['baseline'])})",
             ["error", "dAP", "count"],
         )
         for e in MAIN + SPECIAL:
@@ -215,7 +217,7 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
     if conf is not None:
         from .confusion import top_confusions
 
-        t = table("Top confusions (full matrix: -o csv / json)", ["ground truth", "predicted", "n"])
+        t = table("Top confusions, ground truth -> predicted (full matrix: -o csv or -o json)", ["ground truth", "predicted", "n"])
         for a, b, n in top_confusions(conf, TOP_N):
             t.add_row(rich_text(a), rich_text(b), str(n))
         parts.append(t)
