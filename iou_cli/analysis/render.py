@@ -217,7 +217,10 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
     if conf is not None:
         from .confusion import top_confusions
 
-        t = table("Top confusions, ground truth -> predicted (full matrix: -o csv or -o json)", ["ground truth", "predicted", "n"])
+        t = table(
+            "Top confusions, ground truth -> predicted (full matrix: -o csv or -o json)",
+            ["ground truth", "predicted", "n"],
+        )
         for a, b, n in top_confusions(conf, TOP_N):
             t.add_row(rich_text(a), rich_text(b), str(n))
         parts.append(t)

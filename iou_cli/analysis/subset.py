@@ -80,13 +80,13 @@ def select_classes(ds: Dataset, wanted: Sequence[str]) -> Dataset:
     keep = np.zeros(len(cats), dtype=bool)
     unknown: list[str] = []
     for w in wanted:
-        k = by_name.get(w)
-        if k is None:
-            k = by_id.get(norm_id(w))
-        if k is None:
+        hit = by_name.get(w)
+        if hit is None:
+            hit = by_id.get(norm_id(w))
+        if hit is None:
             unknown.append(w)
         else:
-            keep[k] = True
+            keep[hit] = True
     if unknown:
         raise UsageError(
             f"--classes: {len(unknown)} class(es) not in the ground truth: {first_few(unknown)}"
@@ -114,11 +114,11 @@ def select_images(ds: Dataset, wanted: Sequence[str]) -> Dataset:
     keep = np.zeros(len(im), dtype=bool)
     unknown: list[str] = []
     for w in wanted:
-        i = lookup.get(norm_id(w), lookup.get(w))
-        if i is None:
+        found = lookup.get(norm_id(w), lookup.get(w))
+        if found is None:
             unknown.append(w)
         else:
-            keep[i] = True
+            keep[found] = True
     if unknown:
         raise UsageError(
             f"--image-ids: {len(unknown)} image(s) not in the ground truth: {first_few(unknown)}"
