@@ -71,7 +71,7 @@ def confusion(
     np.add.at(m, (gt_cat[missed], np.full(int(missed.sum()), K)), 1)
     labels = [ds.categories.label(k) for k in range(K)] + [BACKGROUND]
     return {
-        "score_thr": float(score_thr),
+        "score_thr": float(score_thr) if np.isfinite(score_thr) else None,
         "iou_thr": float(iou_thr),
         "labels": labels,
         "matrix": m.tolist(),

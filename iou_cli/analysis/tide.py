@@ -350,7 +350,7 @@ def breakdown(
         "base_classes": base_classes,
     }
     ap0 = _ap(base, **kw)
-    if baseline is None:
+    if baseline is None and base_classes.any():
         baseline = ap0
     gt_cat = ds.gt.category
 
@@ -380,10 +380,12 @@ def breakdown(
         "Bkg": removed(err.code == BKG),
         "Miss": drop_gts(err.missed),
     }
-    d_ap: dict[str, float] = {k: max(v - ap0, 0.0) for k, v in fixed.items()}
+    d_ap: dict[str, float | None] = {k: max(v - ap0, 0.0) for k, v in fixed.items()}
     fp_score = np.where(err.tp, 1.0, np.where(err.fp, 0.0, base.score))
     d_ap["FalsePos"] = _ap(base, score=fp_score, **kw) - ap0
     d_ap["FalseNeg"] = drop_gts(err.unused) - ap0
+    if baseline is None:  # no class has counted ground truth: AP is undefined
+        d_ap = dict.fromkeys(d_ap)
     count = {
         "Cls": int(np.count_nonzero(err.code == CLS)),
         "Loc": int(np.count_nonzero(err.code == LOC)),
@@ -397,7 +399,7 @@ def breakdown(
     section = {
         "pos_thr": float(pos_thr),
         "bg_thr": float(bg_thr),
-        "baseline": float(baseline),
+        "baseline": None if baseline is None else float(baseline),
         "dAP": d_ap,
         "count": count,
     }
