@@ -151,3 +151,29 @@ def test_matches_error_column_equals_tidecv() -> None:
         }
         theirs = {int(k): name[v] for k, v in o["pred_error"].items()}
         assert ours == theirs
+
+
+def test_no_ground_truth_leaves_tide_undefined() -> None:
+    gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "a"}], "annotations": []}
+    dets = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.5}]
+    r = evaluate(dets, gt)
+    analyze(r, ALL)
+    tide = r.extra["tide"]
+    assert r.summary["AP50"] is None and tide["baseline"] is None
+    assert set(tide["dAP"].values()) == {None}
+    assert tide["count"]["Bkg"] == 1
+    assert r.extra["confusion"]["matrix"] == [[0, 0], [1, 0]]
+
+
+def test_segm_tide_baseline_and_counts() -> None:
+    r = evaluate(
+        "tests/data/segm/instances_val2014_fakesegm100_results.json",
+        "tests/data/coco/instances_val2014_100.json",
+        iou_type="segm",
+    )
+    analyze(r, ALL)
+    tide = r.extra["tide"]
+    assert tide["baseline"] == r.summary["AP50"]
+    c = tide["count"]
+    assert c["Cls"] + c["Loc"] + c["Both"] + c["Dupe"] + c["Bkg"] == c["FalsePos"]
+    assert all(v is not None and v >= 0 for k, v in tide["dAP"].items() if k != "FalsePos")
