@@ -217,6 +217,7 @@ class _Base:
 
     table: Any  # MatchTable restricted to threshold t, every prediction a candidate
     gt: IntArray  # (D,) matched ground truth (-1 none)
+    iou: FloatArray  # (D,) its IoU (0 none)
     ignored: BoolArray  # (D,)
     category: IntArray  # (D,)
     score: FloatArray  # (D,)
@@ -232,6 +233,7 @@ def _ap(
     max_det: int,
     base_classes: BoolArray,
     gt: IntArray | None = None,
+    iou: FloatArray | None = None,
     ignored: BoolArray | None = None,
     category: IntArray | None = None,
     score: FloatArray | None = None,
@@ -241,11 +243,12 @@ def _ap(
     from ..protocols.coco import accumulate
 
     gt = base.gt if gt is None else gt
+    iou = base.iou if iou is None else iou
     ignored = base.ignored if ignored is None else ignored
     category = base.category if category is None else category
     score = base.score if score is None else score
     n_pos = base.n_pos if n_pos is None else n_pos
-    table = _with_columns(base.table, gt, ignored, category, score, n_pos)
+    table = _with_columns(base.table, gt, iou, ignored, category, score, n_pos)
     # the accumulation order depends on categories and scores only: reuse the baseline's
     order = base.order if category is base.category and score is base.score else None
     precision, _recall, _scores = accumulate(
@@ -270,6 +273,7 @@ def _ap(
 def _with_columns(
     table: Any,
     gt: IntArray,
+    iou: FloatArray,
     ignored: BoolArray,
     category: IntArray,
     score: FloatArray,
@@ -277,21 +281,20 @@ def _with_columns(
 ) -> Any:
     """A copy of the one-threshold, all-candidates table with these columns."""
     D = gt.shape[0]
-    iou = np.where(gt >= 0, 1.0, 0.0)[None, :]
     return replace(
         table,
         det_category=category,
         det_score=score,
         cand=np.arange(D, dtype=np.int64),
         gt=gt[None, :],
-        iou=iou,
+        iou=iou[None, :],
         ignored=ignored[None, :],
         n_pos=n_pos,
     )
 
 
 def _one_threshold(table: Any, t: int) -> _Base:
-    gt, _iou, ign = table.dense(t)
+    gt, iou, ign = table.dense(t)
     one = replace(table, iou_thrs=np.asarray([table.iou_thrs[t]], dtype=np.float64))
     # the unmatched predictions outside the area range are ignored as in the evaluation
     out = np.asarray(table.det_out, dtype=bool)
@@ -299,6 +302,7 @@ def _one_threshold(table: Any, t: int) -> _Base:
     base = _Base(
         table=one,
         gt=gt.astype(np.int64),
+        iou=iou.astype(np.float64),
         ignored=ignored,
         category=np.asarray(table.det_category, dtype=np.int64).copy(),
         score=np.asarray(table.det_score, dtype=np.float64).copy(),
@@ -306,7 +310,9 @@ def _one_threshold(table: Any, t: int) -> _Base:
     )
     from ..protocols.coco import accumulation_order
 
-    full = _with_columns(one, base.gt, base.ignored, base.category, base.score, base.n_pos)
+    full = _with_columns(
+        one, base.gt, base.iou, base.ignored, base.category, base.score, base.n_pos
+    )
     base.order = accumulation_order(full, int(base.n_pos.shape[0]))
     return base
 
@@ -362,11 +368,13 @@ def breakdown(
         win = errs & err.winner
         gt = base.gt.copy()
         gt[win] = err.target[win]
+        iou = base.iou.copy()
+        iou[win] = err.target_iou[win]
         cat = base.category
         if move_class:
             cat = cat.copy()
             cat[win] = gt_cat[err.target[win]]
-        return _ap(base, gt=gt, ignored=base.ignored | (errs & ~win), category=cat, **kw)
+        return _ap(base, gt=gt, iou=iou, ignored=base.ignored | (errs & ~win), category=cat, **kw)
 
     def drop_gts(mask: BoolArray) -> float:
         n_pos = base.n_pos - np.bincount(gt_cat[mask], minlength=K)
