@@ -55,9 +55,10 @@ bench-10x: $(VENV)/.bench-stamp
 
 # Long campaigns: hypothesis mutation fuzzers (tests marked fuzz; `make test` runs them short),
 # 1000 random COCO scenes against pycocotools, then coverage-guided atheris when it installs.
-fuzz: $(STAMP)
+fuzz: $(STAMP) $(TIDECV)
 	IOU_EVAL_FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest tests -m fuzz -p no:cacheprovider
 	IOU_EVAL_DIFF_SEEDS=1000 $(BIN)/python -m pytest tests/oracle/test_coco_random.py -p no:cacheprovider
+	IOU_EVAL_TIDE_SCENES=1000 $(BIN)/python -m pytest tests/analysis/test_tide_oracle.py -p no:cacheprovider
 	@if $(PIP) install atheris; then \
 		$(BIN)/python tests/robust/atheris_loaders.py -atheris_runs=50000; \
 	else echo "make fuzz: atheris does not install here; coverage-guided step skipped"; fi
