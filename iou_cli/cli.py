@@ -105,19 +105,43 @@ def check_gate_keys(gates: list[tuple[str, float]], keys: list[str]) -> None:
 def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -> None:
     from . import report
 
+    extra = getattr(result, "extra", None) or {}
     if output == "json":
         sys.stdout.write(report.to_json(result))
     elif output == "csv":
-        sys.stdout.write(report.to_csv(result, per_class=per_class))
+        chosen = _analysis_csv(extra)
+        sys.stdout.write(
+            chosen if chosen is not None else report.to_csv(result, per_class=per_class)
+        )
     elif output == "markdown":
         sys.stdout.write(report.to_markdown(result, per_class=per_class))
+        if extra:
+            from .analysis.render import to_markdown
+
+            sys.stdout.write(to_markdown(extra))
     else:
         from rich.console import Console
 
-        Console(highlight=False).print(
-            report.render_table(result, per_class=per_class, title=title)
-        )
+        console = Console(highlight=False)
+        console.print(report.render_table(result, per_class=per_class, title=title))
+        if extra:
+            from .analysis.render import renderables
+
+            for part in renderables(extra):
+                console.print(part)
     sys.stdout.flush()
+
+
+def _analysis_csv(extra: dict[str, Any]) -> str | None:
+    """Issue 11: with -o csv, the table of the one analysis asked for (else None)."""
+    if not extra:
+        return None
+    from .analysis.render import SECTIONS, csv_table
+
+    for name, _flag in SECTIONS:
+        if name in extra:
+            return csv_table(name, extra[name])
+    return None
 
 
 def apply_gates(result: Any, gates: list[tuple[str, float]]) -> int:
@@ -204,6 +228,57 @@ FailUnderOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or info lines.")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
 
+# ---- issue 11: subsets and analyses (options; parsed by analysis_args below)
+ClassesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--classes", metavar="NAME[,NAME...]", help="Evaluate these classes (names or ids)."
+    ),
+]
+ImageIdsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--image-ids", metavar="FILE|ID,...", help="Evaluate these images (ids or file stems)."
+    ),
+]
+AgnosticOpt = Annotated[
+    bool, typer.Option("--class-agnostic", help="Match all classes as one (COCO useCats=0).")
+]
+TideOpt = Annotated[bool, typer.Option("--tide", help="TIDE error breakdown (dAP per error type).")]
+TidePosOpt = Annotated[
+    float, typer.Option("--tide-pos-thr", help="TIDE (and calibration) positive IoU threshold.")
+]
+TideBgOpt = Annotated[float, typer.Option("--tide-bg-thr", help="TIDE background IoU threshold.")]
+ConfusionOpt = Annotated[
+    bool, typer.Option("--confusion", help="Confusion matrix at the operating point.")
+]
+PerImageOpt = Annotated[
+    bool, typer.Option("--per-image", help="Per-image view and label-error candidates.")
+]
+CalibrationOpt = Annotated[
+    bool, typer.Option("--calibration", help="ECE / MCE of the scores (10 bins).")
+]
+
+
+def analysis_args(
+    out: str, *, tide: bool, confusion: bool, per_image: bool, calibration: bool
+) -> None:
+    """CSV is one stream, one table: with -o csv at most one analysis (its table)."""
+    flags = [
+        f
+        for f, on in (
+            ("--tide", tide),
+            ("--confusion", confusion),
+            ("--per-image", per_image),
+            ("--calibration", calibration),
+        )
+        if on
+    ]
+    if out == "csv" and len(flags) > 1:
+        raise UsageError(
+            f"-o csv prints one table: choose one of {', '.join(flags)}, or use -o json"
+        )
+
 
 @app.command("evaluate")
 def evaluate_cmd(
@@ -225,8 +300,9 @@ def evaluate_cmd(
         typer.Option("--score-thr", help="Confidence of the operating point (default: max F1)."),
     ] = None,
     max_dets: Annotated[
-        str, typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets.")
-    ] = "1,10,100",
+        str | None,
+        typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets (default 1,10,100)."),
+    ] = None,
     iou_thrs: Annotated[
         str | None,
         typer.Option(
@@ -270,20 +346,36 @@ def evaluate_cmd(
         str,
         typer.Option("--unknown", help="error or skip: predictions for unknown images/classes."),
     ] = "error",
+    classes: ClassesOpt = None,
+    image_ids: ImageIdsOpt = None,
+    class_agnostic: AgnosticOpt = False,
+    tide: TideOpt = False,
+    tide_pos_thr: TidePosOpt = 0.5,
+    tide_bg_thr: TideBgOpt = 0.1,
+    confusion: ConfusionOpt = False,
+    per_image: PerImageOpt = False,
+    calibration: CalibrationOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Evaluate PREDICTIONS against GROUND_TRUTH (the default verb)."""
-    global _DEBUG
-    _DEBUG = _DEBUG or debug
-    from .api import check_options, evaluate_dataset, load_pair
-    from .loaders import LoadOptions
+    from .api import check_options, evaluate, summary_keys
 
     out = resolve_output(output)
     gates = parse_fail_under(fail_under)
-    md = parse_int_list(max_dets, "--max-dets")
+    md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
     size = parse_image_size(image_size)
+    analysis_args(out, tide=tide, confusion=confusion, per_image=per_image, calibration=calibration)
+    subset_opts: dict[str, Any] = {}
+    if classes is not None or image_ids is not None or class_agnostic:
+        from .analysis.subset import parse_list, read_image_ids
+
+        subset_opts = {
+            "classes": parse_list(classes) if classes is not None else None,
+            "image_ids": read_image_ids(image_ids) if image_ids is not None else None,
+            "class_agnostic": class_agnostic,
+        }
     check_options(
         protocol=protocol,
         iou_type=iou_type,
@@ -294,48 +386,51 @@ def evaluate_cmd(
         unknown=unknown,
         formats=(pred_format, gt_format),
     )
-    from .metrics import OP_KEYS
-    from .protocols.coco import stat_keys
-
-    keys = stat_keys(tuple(md)) if protocol == "coco" else ["mAP"]
-    check_gate_keys(gates, keys + list(OP_KEYS))  # a typo fails before the work
+    protocol_options: dict[str, Any] = {
+        "max_dets": md,
+        "iou_thrs": thrs,
+        "honor_ignore": honor_ignore,
+        "plus_one": plus_one,
+    }
+    # option and gate-key errors before the work: the keys come from the protocol
+    keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
+    check_gate_keys(gates, keys)
     inputs = [p for p in (predictions, ground_truth, names, gt_names, pred_names, images) if p]
     if matches not in (None, "-"):
         from .outputs import check_target
 
         check_target(matches, inputs)  # fail before the work, not after
     progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
-    opts = LoadOptions(
-        pred_format=pred_format,
-        gt_format=gt_format,
-        iou_type=iou_type,
-        names=names,
-        gt_names=gt_names,
-        pred_names=pred_names,
-        images=images,
-        image_size=size,
-        unknown=unknown,
-        progress=progress,
-    )
     try:
-        ds = load_pair(predictions, ground_truth, opts)
+        result = evaluate(
+            predictions,
+            ground_truth,
+            protocol=protocol,
+            iou_type=iou_type,
+            iou_thr=iou_thr,
+            score_thr=score_thr,
+            matches=matches is not None,
+            pred_format=pred_format,
+            gt_format=gt_format,
+            names=names,
+            gt_names=gt_names,
+            pred_names=pred_names,
+            images=images,
+            image_size=size,
+            unknown=unknown,
+            progress=progress,
+            tide=tide,
+            tide_pos_thr=tide_pos_thr,
+            tide_bg_thr=tide_bg_thr,
+            confusion=confusion,
+            per_image=per_image,
+            calibration=calibration,
+            **subset_opts,
+            **protocol_options,
+        )
     finally:
         if progress is not None:
             progress.close()
-    result = evaluate_dataset(
-        ds,
-        protocol=protocol,
-        iou_type=iou_type,
-        iou_thr=iou_thr,
-        score_thr=score_thr,
-        max_dets=md,
-        iou_thrs=thrs,
-        honor_ignore=honor_ignore,
-        plus_one=plus_one,
-        matches=matches is not None,
-    )
-    if not quiet:
-        result.info.insert(0, _read_line(ds, iou_type))
     matches_text = None
     if matches is not None and result.matches is not None:
         from .report import matches_csv
@@ -351,14 +446,6 @@ def evaluate_cmd(
         sys.stdout.write(matches_text)
         sys.stdout.flush()
     raise typer.Exit(status)
-
-
-def _read_line(ds: Any, iou_type: str = "bbox") -> str:
-    what = "masks" if iou_type == "segm" else "boxes"
-    return (
-        f"read ground truth: {len(ds.gt)} {what}, {len(ds.images)} images, "
-        f"{len(ds.categories)} classes; predictions: {len(ds.pred)} {what}"
-    )
 
 
 class _progress_bar:

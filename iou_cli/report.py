@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .result import Matches, Result
+from .text import csv_cell
 
 OUTPUTS = ("table", "csv", "json", "markdown")
 
@@ -77,6 +78,8 @@ def to_csv(result: Result, *, per_class: bool = False) -> str:
 
 
 def _json_ready(obj: Any) -> Any:
+    if getattr(obj, "ndim", 0) > 0 and hasattr(obj, "tolist"):  # NumPy arrays
+        obj = obj.tolist()
     if isinstance(obj, dict):
         return {str(k): _json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -85,11 +88,13 @@ def _json_ready(obj: Any) -> Any:
 
 
 def to_json(result: Result) -> str:
-    doc = {
+    doc: dict[str, Any] = {
         "summary": _json_ready(result.summary),
         "per_class": _json_ready(result.per_class),
         "params": _json_ready(result.params),
     }
+    for key, section in result.extra.items():  # analyses' sections, in order
+        doc[key] = _json_ready(section)
     return json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
@@ -195,17 +200,24 @@ def render_table(result: Result, *, per_class: bool = False, title: str = "iou-e
 MATCH_COLUMNS = ("image", "category", "pred_id", "gt_id", "score", "iou", "outcome")
 
 
+# issue 11: a false positive's TIDE error and best-overlapping ground truth (when present)
+ERROR_COLUMNS = ("error", "best_gt_id", "best_gt_class", "best_gt_iou")
+
+
 def matches_csv(matches: Matches) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(MATCH_COLUMNS)
-    cols = [matches.columns[c] for c in MATCH_COLUMNS]
+    names = list(MATCH_COLUMNS) + [c for c in ERROR_COLUMNS if c in matches.columns]
+    w.writerow(names)
+    cols = [matches.columns[c] for c in names]
     for i in range(len(matches)):
         cells = []
-        for name, col in zip(MATCH_COLUMNS, cols, strict=True):
+        for name, col in zip(names, cols, strict=True):
             v = _plain(col[i])
-            if name in ("pred_id", "gt_id") and v == -1:
+            if name in ("pred_id", "gt_id", "best_gt_id") and v == -1:
                 v = None
+            if name == "best_gt_class" and isinstance(v, str):
+                v = csv_cell(v)
             cells.append(_csv_cell(v))
         w.writerow(cells)
     return buf.getvalue()
