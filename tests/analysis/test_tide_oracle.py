@@ -40,21 +40,16 @@ def _ours(gt: dict, dets: list, grid: np.ndarray | None) -> tuple[dict, object, 
     return section, err, r
 
 
-def test_dap_equals_tidecv(scenes: list) -> None:
+def test_equals_tidecv(scenes: list) -> None:
+    """dAP to 1e-9, the counts, and every prediction's error type and every Miss."""
     worst = 0.0
     for i, (gt, dets, o) in enumerate(scenes):
-        section, _, _ = _ours(gt, dets, TIDECV_GRID)
+        section, err, r = _ours(gt, dets, TIDECV_GRID)
         assert section["baseline"] == pytest.approx(o["ap"] / 100, abs=1e-12), i
         for name, v in {**o["main"], **o["special"]}.items():
             diff = abs(section["dAP"][name] - v / 100)
             worst = max(worst, diff)
             assert diff <= 1e-9, (i, name, section["dAP"][name], v / 100)
-    assert worst <= 1e-9
-
-
-def test_counts_and_error_types_equal_tidecv(scenes: list) -> None:
-    for i, (gt, dets, o) in enumerate(scenes):
-        section, err, r = _ours(gt, dets, TIDECV_GRID)
         assert {k: section["count"][k] for k in o["count"]} == o["count"], i
         table = r.evaluation.table
         # prediction rows are file order, as the harness adds them (its _id)
@@ -64,10 +59,11 @@ def test_counts_and_error_types_equal_tidecv(scenes: list) -> None:
         theirs = {int(k): v for k, v in o["pred_error"].items()}
         assert ours == theirs, i
         assert sorted(np.flatnonzero(err.missed).tolist()) == o["gt_miss"], i
+    assert worst <= 1e-9
 
 
 def test_coco_grid_baseline_is_ap50(scenes: list) -> None:
-    for gt, dets, o in scenes[:10]:
+    for gt, dets, o in scenes[:5]:
         section, _, r = _ours(gt, dets, None)
         assert section["baseline"] == r.summary["AP50"]
         # the recall grid moves AP by at most a few points of one recall step
