@@ -355,7 +355,8 @@ def breakdown(
         "max_det": max_det,
         "base_classes": base_classes,
     }
-    ap0 = _ap(base, **kw)
+    # the report's AP at pos_thr is this table's AP unedited (same accumulate, same mean)
+    ap0 = float(baseline) if baseline is not None else _ap(base, **kw)
     if baseline is None and base_classes.any():
         baseline = ap0
     gt_cat = ds.gt.category
