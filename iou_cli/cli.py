@@ -371,6 +371,8 @@ def evaluate_cmd(
     if classes is not None or image_ids is not None or class_agnostic:
         from .analysis.subset import parse_list, read_image_ids
 
+        if classes is not None and not parse_list(classes):
+            raise UsageError(f"--classes: expected NAME[,NAME...], got {classes!r}")
         subset_opts = {
             "classes": parse_list(classes) if classes is not None else None,
             "image_ids": read_image_ids(image_ids) if image_ids is not None else None,
@@ -396,6 +398,8 @@ def evaluate_cmd(
     keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
     check_gate_keys(gates, keys)
     inputs = [p for p in (predictions, ground_truth, names, gt_names, pred_names, images) if p]
+    if image_ids is not None and os.path.isfile(image_ids):
+        inputs.append(image_ids)  # an --image-ids file is an input too: never written over
     if matches not in (None, "-"):
         from .outputs import check_target
 

@@ -183,3 +183,16 @@ def test_subset_options_equal_pycocotools(
     ev = _pycoco(gt, dets, useCats=0, imgIds=sorted(ids), catIds=cats)
     ours = [json.loads(out)["summary"][k] for k in STAT_KEYS]
     assert ours == [None if s == -1 else float(s) for s in ev.stats]
+
+
+def test_subset_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run([PRED, GT, "-q", "--classes", " , "], capsys)
+    assert code == 2 and "--classes: expected" in err
+    ids = tmp_path / "ids.txt"
+    ids.write_text("1\n2\n")
+    code, _, err = run([PRED, GT, "-q", "--image-ids", str(ids), "--matches", str(ids)], capsys)
+    assert code == 2 and ids.read_text() == "1\n2\n"
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    code, _, err = run([PRED, GT, "-q", "--image-ids", str(empty)], capsys)
+    assert code == 2 and "lists no image id" in err
