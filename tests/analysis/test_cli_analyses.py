@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +197,47 @@ def test_subset_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     empty.write_text("\n")
     code, _, err = run([PRED, GT, "-q", "--image-ids", str(empty)], capsys)
     assert code == 2 and "lists no image id" in err
+
+
+def test_markdown_tables_keep_their_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a class name with a pipe must not add a cell (GitHub splits rows on unescaped pipes)
+    gt = json.loads(Path(GT).read_text())
+    gt["categories"][1]["name"] = "car|truck"
+    g = tmp_path / "gt.json"
+    g.write_text(json.dumps(gt))
+    code, out, _ = run(
+        [
+            PRED,
+            str(g),
+            "-q",
+            "-o",
+            "markdown",
+            "--tide",
+            "--confusion",
+            "--per-image",
+            "--calibration",
+        ],
+        capsys,
+    )
+    assert code == 0
+    tables: list[list[str]] = []
+    for line in out.splitlines():
+        if line.startswith("|"):
+            if not tables or not tables[-1]:
+                tables.append([])
+            tables[-1].append(line)
+        elif tables and tables[-1]:
+            tables.append([])
+    for t in (t for t in tables if t):
+        widths = {len(re.findall(r"(?<!\\)\|", row)) for row in t}
+        assert len(widths) == 1, t
+    assert "car\\|truck" in out
+
+
+def test_per_image_worst_first(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _json(["--per-image"], capsys)
+    keys = [(-(r["fp"] + r["fn"]), -r["fn"]) for r in doc["per_image"]]
+    assert keys == sorted(keys)
+    assert len(doc["per_image"]) == 8  # every image, in JSON
