@@ -19,7 +19,7 @@ from iou_cli.analysis.tide import ERROR_NAMES, breakdown
 from tests.oracle.tide_oracle import run_tidecv
 from tests.oracle.tidegen import harness_input, tide_scene
 
-N_SCENES = int(os.environ.get("IOU_EVAL_TIDE_SCENES", "40"))  # make fuzz: 1000
+N_SCENES = int(os.environ.get("IOU_EVAL_TIDE_SCENES", "25"))  # make fuzz: 1000
 TIDECV_GRID = np.array([x / 100 for x in range(101)])
 NAME = {"cls": "Cls", "loc": "Loc", "both": "Both", "dupe": "Dupe", "bkg": "Bkg"}
 
