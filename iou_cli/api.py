@@ -26,6 +26,7 @@ from .loaders import FORMATS, LoadOptions
 from .result import Result
 
 IOU_TYPES = ("bbox", "segm")
+UNKNOWN = ("error", "skip", "skip-images", "skip-classes")
 
 # a path (str or os.PathLike), or an in-memory COCO object: a results list or a dataset dict
 Source = Union[str, "os.PathLike[str]", list[Any], dict[str, Any]]
@@ -113,6 +114,9 @@ def evaluate(
     confusion: bool = False,
     per_image: bool = False,
     calibration: bool = False,
+    split: str | None = None,
+    image_map: str | None = None,
+    voc_origin: int = 0,
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth``.
 
@@ -168,6 +172,8 @@ def evaluate(
         tide_bg_thr=float(tide_bg_thr),
     )
     check_analyses(analyses, protocol)
+    if voc_origin not in (0, 1):
+        raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
     opts = LoadOptions(
         pred_format=pred_format,
         gt_format=gt_format,
@@ -179,6 +185,10 @@ def evaluate(
         image_size=image_size,
         unknown=unknown,
         progress=progress,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+        protocol=protocol,
     )
     ds = load_pair(predictions, ground_truth, opts)
     if classes or image_ids or class_agnostic:
@@ -211,6 +221,8 @@ def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> 
     p = get_protocol(protocol)
     opts = resolve_options(p, options)
     result = p.run(ds, opts).result()
+    result.info.extend(ds.info)  # how the files were read and joined
+    result.warnings.extend(ds.warnings)
     from .checks import warnings_for
 
     max_dets = opts.get("max_dets")
@@ -257,8 +269,8 @@ def check_options(
         th = list(iou_thrs)
         if not th or any(not (0 < t <= 1) for t in th) or th != sorted(set(th)):
             raise UsageError(f"--iou-thrs: expected increasing thresholds in (0, 1], got {th}")
-    if unknown not in ("error", "skip"):
-        raise UsageError(f"--unknown: expected error or skip, got {unknown!r}")
+    if unknown not in UNKNOWN:
+        raise UsageError(f"--unknown: expected one of {', '.join(UNKNOWN)}, got {unknown!r}")
     for f in formats:
         if f is not None and f not in FORMATS:
             raise UsageError(f"format {f!r}: expected one of {', '.join(FORMATS)}")
