@@ -104,19 +104,43 @@ def check_gate_keys(gates: list[tuple[str, float]], keys: list[str]) -> None:
 def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -> None:
     from . import report
 
+    extra = getattr(result, "extra", None) or {}
     if output == "json":
         sys.stdout.write(report.to_json(result))
     elif output == "csv":
-        sys.stdout.write(report.to_csv(result, per_class=per_class))
+        chosen = _analysis_csv(extra)
+        sys.stdout.write(
+            chosen if chosen is not None else report.to_csv(result, per_class=per_class)
+        )
     elif output == "markdown":
         sys.stdout.write(report.to_markdown(result, per_class=per_class))
+        if extra:
+            from .analysis.render import to_markdown
+
+            sys.stdout.write(to_markdown(extra))
     else:
         from rich.console import Console
 
-        Console(highlight=False).print(
-            report.render_table(result, per_class=per_class, title=title)
-        )
+        console = Console(highlight=False)
+        console.print(report.render_table(result, per_class=per_class, title=title))
+        if extra:
+            from .analysis.render import renderables
+
+            for part in renderables(extra):
+                console.print(part)
     sys.stdout.flush()
+
+
+def _analysis_csv(extra: dict[str, Any]) -> str | None:
+    """Issue 11: with -o csv, the table of the one analysis asked for (else None)."""
+    if not extra:
+        return None
+    from .analysis.render import SECTIONS, csv_table
+
+    for name, _flag in SECTIONS:
+        if name in extra:
+            return csv_table(name, extra[name])
+    return None
 
 
 def apply_gates(result: Any, gates: list[tuple[str, float]]) -> int:
@@ -203,6 +227,57 @@ FailUnderOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or info lines.")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
 
+# ---- issue 11: subsets and analyses (options; parsed by analysis_args below)
+ClassesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--classes", metavar="NAME[,NAME...]", help="Evaluate these classes (names or ids)."
+    ),
+]
+ImageIdsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--image-ids", metavar="FILE|ID,...", help="Evaluate these images (ids or file stems)."
+    ),
+]
+AgnosticOpt = Annotated[
+    bool, typer.Option("--class-agnostic", help="Match all classes as one (COCO useCats=0).")
+]
+TideOpt = Annotated[bool, typer.Option("--tide", help="TIDE error breakdown (dAP per error type).")]
+TidePosOpt = Annotated[
+    float, typer.Option("--tide-pos-thr", help="TIDE (and calibration) positive IoU threshold.")
+]
+TideBgOpt = Annotated[float, typer.Option("--tide-bg-thr", help="TIDE background IoU threshold.")]
+ConfusionOpt = Annotated[
+    bool, typer.Option("--confusion", help="Confusion matrix at the operating point.")
+]
+PerImageOpt = Annotated[
+    bool, typer.Option("--per-image", help="Per-image view and label-error candidates.")
+]
+CalibrationOpt = Annotated[
+    bool, typer.Option("--calibration", help="ECE / MCE of the scores (10 bins).")
+]
+
+
+def analysis_args(
+    out: str, *, tide: bool, confusion: bool, per_image: bool, calibration: bool
+) -> None:
+    """CSV is one stream, one table: with -o csv at most one analysis (its table)."""
+    flags = [
+        f
+        for f, on in (
+            ("--tide", tide),
+            ("--confusion", confusion),
+            ("--per-image", per_image),
+            ("--calibration", calibration),
+        )
+        if on
+    ]
+    if out == "csv" and len(flags) > 1:
+        raise UsageError(
+            f"-o csv prints one table: choose one of {', '.join(flags)}, or use -o json"
+        )
+
 
 @app.command("evaluate")
 def evaluate_cmd(
@@ -274,6 +349,15 @@ def evaluate_cmd(
             "the ground truth does not know.",
         ),
     ] = "error",
+    classes: ClassesOpt = None,
+    image_ids: ImageIdsOpt = None,
+    class_agnostic: AgnosticOpt = False,
+    tide: TideOpt = False,
+    tide_pos_thr: TidePosOpt = 0.5,
+    tide_bg_thr: TideBgOpt = 0.1,
+    confusion: ConfusionOpt = False,
+    per_image: PerImageOpt = False,
+    calibration: CalibrationOpt = False,
     # --- issue 17: layouts as tools write them (loaders.LoadOptions)
     split: Annotated[
         str | None,
@@ -301,6 +385,18 @@ def evaluate_cmd(
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
     size = parse_image_size(image_size)
+    analysis_args(out, tide=tide, confusion=confusion, per_image=per_image, calibration=calibration)
+    subset_opts: dict[str, Any] = {}
+    if classes is not None or image_ids is not None or class_agnostic:
+        from .analysis.subset import parse_list, read_image_ids
+
+        if classes is not None and not parse_list(classes):
+            raise UsageError(f"--classes: expected NAME[,NAME...], got {classes!r}")
+        subset_opts = {
+            "classes": parse_list(classes) if classes is not None else None,
+            "image_ids": read_image_ids(image_ids) if image_ids is not None else None,
+            "class_agnostic": class_agnostic,
+        }
     check_options(
         protocol=protocol,
         iou_type=iou_type,
@@ -323,6 +419,8 @@ def evaluate_cmd(
     inputs = [
         p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
     ]
+    if image_ids is not None and os.path.isfile(image_ids):
+        inputs.append(image_ids)  # an --image-ids file is an input too: never written over
     if matches not in (None, "-"):
         from .outputs import check_target
 
@@ -346,6 +444,13 @@ def evaluate_cmd(
             image_size=size,
             unknown=unknown,
             progress=progress,
+            tide=tide,
+            tide_pos_thr=tide_pos_thr,
+            tide_bg_thr=tide_bg_thr,
+            confusion=confusion,
+            per_image=per_image,
+            calibration=calibration,
+            **subset_opts,
             split=split,
             image_map=image_map,
             voc_origin=voc_origin,
