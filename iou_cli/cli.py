@@ -182,6 +182,78 @@ def parse_float_list(text: str, option: str) -> list[float]:
         raise UsageError(f"{option}: expected numbers such as 0.5,0.75, got {text!r}") from None
 
 
+# --------------------------------------------------------------------------- visuals (issue 13)
+# --curves (JSON curves section), --plots DIR (PNG + SVG files), --report FILE.html (one
+# self-contained page). iou_cli/curves.py computes, plots.py draws (matplotlib, imported only
+# here and only when asked), report_html.py writes the page; these helpers map the options.
+
+CurvesOpt = Annotated[
+    bool,
+    typer.Option("--curves", help="Add PR curves and P/R/F1-vs-confidence curves to -o json."),
+]
+PlotsOpt = Annotated[
+    str | None,
+    typer.Option("--plots", metavar="DIR", help="Write figures as PNG and SVG into DIR."),
+]
+ReportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--report", metavar="FILE.html", help="Write a self-contained HTML report (offline)."
+    ),
+]
+
+
+def check_visuals(plots: str | None, report: str | None, inputs: list[str]) -> None:
+    """Fail before the work: targets that cannot be written, matplotlib missing."""
+    if plots is None and report is None:
+        return
+    import importlib.util
+
+    from .outputs import check_target
+
+    if importlib.util.find_spec("matplotlib") is None:
+        opt = "--plots" if plots is not None else "--report"
+        raise UsageError(f"{opt} needs matplotlib: pip install 'iou-eval[plots]'")
+    if report is not None:
+        check_target(report, inputs)
+    if plots is not None:
+        if os.path.isdir(plots):
+            check_target(os.path.join(plots, "pr_curve.png"), inputs)
+        else:
+            check_target(plots, inputs)
+
+
+def write_visuals(
+    result: Any,
+    *,
+    curves: bool,
+    plots: str | None,
+    report: str | None,
+    inputs: list[str],
+    named: dict[str, str],
+) -> None:
+    """Compute the curves once; put them in the JSON, the figures and the page as asked."""
+    if not (curves or plots or report):
+        return
+    from .curves import for_result
+    from .text import term
+
+    cv = for_result(result)
+    if curves and cv is not None:
+        result.extra["curves"] = cv
+    if plots is not None:
+        from .plots import write_plots
+
+        written = write_plots(result, cv, plots, inputs)
+        result.info.append(f"wrote {len(written)} figure files to {term(plots)}")
+    if report is not None:
+        from .outputs import write_atomic
+        from .report_html import evaluation_report
+
+        write_atomic(report, evaluation_report(result, cv, inputs=named), inputs)
+        result.info.append(f"wrote the report {term(report)}")
+
+
 # --------------------------------------------------------------------------- evaluate
 
 OutputOpt = Annotated[
@@ -270,6 +342,9 @@ def evaluate_cmd(
         str,
         typer.Option("--unknown", help="error or skip: predictions for unknown images/classes."),
     ] = "error",
+    curves: CurvesOpt = False,
+    plots: PlotsOpt = None,
+    report: ReportOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -304,6 +379,7 @@ def evaluate_cmd(
         from .outputs import check_target
 
         check_target(matches, inputs)  # fail before the work, not after
+    check_visuals(plots, report, inputs)
     progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
     opts = LoadOptions(
         pred_format=pred_format,
@@ -336,6 +412,14 @@ def evaluate_cmd(
     )
     if not quiet:
         result.info.insert(0, _read_line(ds, iou_type))
+    write_visuals(
+        result,
+        curves=curves,
+        plots=plots,
+        report=report,
+        inputs=inputs,
+        named={"predictions": predictions, "ground truth": ground_truth},
+    )
     matches_text = None
     if matches is not None and result.matches is not None:
         from .report import matches_csv

@@ -238,3 +238,11 @@ def _confidence_inputs(evaluation: Any, iou_thr: float) -> tuple[Any, Any, Any, 
             int(np.sum(evaluation.n_gt)),
         )
     return None
+
+
+def for_result(result: Any) -> dict[str, Any] | None:
+    """The curves of a Result whose evaluation has pycocotools-shaped arrays, else None."""
+    evaluation = getattr(result, "evaluation", None)
+    if evaluation is None or getattr(evaluation, "precision", None) is None:
+        return None
+    return for_evaluation(evaluation, result)

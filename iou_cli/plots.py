@@ -428,46 +428,58 @@ def pr_compare(
 
 
 def delta_bars(
-    rows_a: Sequence[dict[str, Any]],
-    rows_b: Sequence[dict[str, Any]],
-    key: str = "AP",
-    label_a: str = "A",
-    label_b: str = "B",
+    rows: Sequence[dict[str, Any]], key: str = "AP", label_a: str = "A", label_b: str = "B"
 ) -> Any:
-    """Per-class ``key`` of B minus A, classes matched by name, largest gain first."""
-    a = {str(r.get("name")): r.get(key) for r in rows_a}
-    items = []
-    for r in rows_b:
-        name = str(r.get("name"))
-        va, vb = a.get(name), r.get(key)
-        if va is not None and vb is not None:
-            items.append((name, vb - va))
-    items.sort(key=lambda x: -x[1])
+    """Per-class change of ``key`` (B minus A), largest gain first, with the bootstrap CI as
+    an error bar when known. ``rows`` as ``compare``'s ``per_class``: ``name``, ``delta``
+    (and ``ci_low`` / ``ci_high``); classes whose delta is undefined are left out."""
+    items = [r for r in rows if r.get("delta") is not None]
+    items.sort(key=lambda r: -float(r["delta"]))
     n = max(len(items), 1)
     with _style():
         fig = _figure(6.0, 0.9 + 0.24 * n)
         ax = fig.add_subplot()
         y = np.arange(len(items))
-        d = [v for _, v in items]
+        d = [float(r["delta"]) for r in items]
         ax.barh(y, d, color=[GREEN if v >= 0 else RED for v in d], height=0.7)
+        lo = [r.get("ci_low") for r in items]
+        hi = [r.get("ci_high") for r in items]
+        has_ci = [a is not None and b is not None for a, b in zip(lo, hi, strict=True)]
+        if any(has_ci):
+            yi = [i for i, h in enumerate(has_ci) if h]
+            err = np.array(
+                [[d[i] - float(lo[i]) for i in yi], [float(hi[i]) - d[i] for i in yi]]  # type: ignore[arg-type]
+            )
+            ax.errorbar(
+                [d[i] for i in yi],
+                yi,
+                xerr=np.maximum(err, 0),
+                fmt="none",
+                ecolor=INK,
+                elinewidth=0.9,
+                capsize=2.5,
+            )
         ax.axvline(0, color=GREY, lw=0.8)
-        lim = max([abs(v) for v in d] + [0.01]) * 1.3
+        ends = d + [float(v) for v in lo + hi if v is not None]
+        lim = max([abs(v) for v in ends] + [0.01]) * 1.3
         for i, v in enumerate(d):
             ax.text(
                 v + (lim * 0.02 if v >= 0 else -lim * 0.02),
-                i,
+                i - 0.22,
                 f"{v:+.3f}",
                 va="center",
                 ha="left" if v >= 0 else "right",
-                fontsize=7.5,
+                fontsize=7,
+                color="#374151",
             )
         ax.set_xlim(-lim, lim)
         ax.set_yticks(y)
-        ax.set_yticklabels([short(nm) for nm, _ in items])
+        ax.set_yticklabels([short(r.get("name")) for r in items])
         ax.set_ylim(len(items) - 0.5, -0.5)
         ax.grid(axis="y", visible=False)
         ax.set_xlabel(f"{key}({short(label_b, 16)}) - {key}({short(label_a, 16)})")
-        ax.set_title(f"{key} change per class")
+        ci = " (bars: confidence interval)" if any(has_ci) else ""
+        ax.set_title(f"{key} change per class{ci}")
         return fig
 
 

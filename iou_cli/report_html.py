@@ -63,7 +63,7 @@ tbody tr:hover{background:#f9fafb}
 td.bar{background:linear-gradient(90deg,rgba(37,99,235,.16) calc(var(--v)*100%),transparent 0)
 no-repeat center/100% 70%;font-weight:600}
 td.na{color:#9ca3af}
-td.pos{color:var(--good)}td.neg{color:var(--bad)}
+td.pos,.v.pos{color:var(--good)}td.neg,.v.neg{color:var(--bad)}
 .kv{display:grid;grid-template-columns:max-content 1fr;gap:4px 18px;font-size:13px}
 .kv dt{color:var(--muted)}.kv dd{margin:0;word-break:break-all;font-family:ui-monospace,
 SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;font-size:12.5px}
@@ -132,7 +132,11 @@ def fmt(v: Any, digits: int = 3) -> str:
     return f"{f:.{digits}f}"
 
 
-def _td(v: Any, *, bar: bool = False, signed: bool = False, digits: int = 3) -> str:
+_LOWER_IS_BETTER = {"fp", "fn"}
+_SETTINGS = {"iou_thr", "score_thr"}
+
+
+def _td(v: Any, *, bar: bool = False, signed: bool = False, digits: int = 3, key: str = "") -> str:
     f = _num(v)
     if f is None and v is not None and not isinstance(v, bool):
         return f'<td class="name">{esc(v)}</td>'
@@ -142,10 +146,12 @@ def _td(v: Any, *, bar: bool = False, signed: bool = False, digits: int = 3) -> 
         cls.append("na")
     elif bar and 0 <= f <= 1:
         cls.append("bar")
-    if signed and f is not None and f != 0:
-        cls.append("pos" if f > 0 else "neg")
+    if signed and f is not None and f != 0 and key not in _SETTINGS:
+        cls.append("pos" if (f > 0) != (key in _LOWER_IS_BETTER) else "neg")
     style = f' style="--v:{f:.4f}"' if "bar" in cls and f is not None else ""
-    text = fmt(v, digits) if not (signed and f is not None) else f"{f:+.{digits}f}"
+    text = fmt(v, digits)
+    if signed and f is not None:
+        text = f"{v:+d}" if isinstance(v, int) and not isinstance(v, bool) else f"{f:+.{digits}f}"
     c = f' class="{" ".join(cls)}"' if cls else ""
     return f'<td data-v="{dv}"{c}{style}>{text}</td>'
 
@@ -421,86 +427,128 @@ def evaluation_report(
     return _page(title, "\n".join(parts))
 
 
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def comparison_of(result_a: Any, result_b: Any, key: str = "AP") -> dict[str, Any]:
+    """A ``compare``-shaped dict (``metrics``, ``per_class``; no CIs) from two Results, for
+    callers without the compare verb's analysis."""
+
+    def entry(a: Any, b: Any) -> dict[str, Any]:
+        fa, fb = _num(a), _num(b)
+        return {"a": a, "b": b, "delta": fb - fa if fa is not None and fb is not None else None}
+
+    metrics = {
+        k: entry(result_a.summary.get(k), result_b.summary.get(k))
+        for k in result_a.summary
+        if k in result_b.summary
+    }
+    by_b = {str(r.get("name")): r for r in result_b.per_class}
+    per_class = [
+        {
+            "name": r.get("name"),
+            "key": key,
+            **entry(r.get(key), by_b.get(str(r.get("name")), {}).get(key)),
+        }
+        for r in result_a.per_class
+    ]
+    return {"metrics": metrics, "per_class": per_class, "params": {}, "warnings": []}
+
+
 def compare_report(
-    result_a: Any,
-    result_b: Any,
+    comparison: Any,
+    *,
     curves_a: dict[str, Any] | None = None,
     curves_b: dict[str, Any] | None = None,
-    *,
     label_a: str = "A",
     label_b: str = "B",
     inputs: dict[str, str] | None = None,
-    comparison: dict[str, Any] | None = None,
-    key: str | None = None,
     title: str = "Comparison report",
 ) -> str:
-    """Two evaluations side by side: summary deltas, overlaid PR curves (when both curves
-    are given), per-class ``key`` (default AP, else mAP) delta bars and a per-class table.
+    """The page of ``iou-eval compare``: summary with deltas (and bootstrap CIs when the
+    comparison has them), overlaid PR curves of A and B (when both curves are given),
+    per-class delta bars and a sortable per-class table.
 
-    ``comparison`` is the ``compare`` verb's JSON (``metrics.KEY.{a,b,delta,ci_low,ci_high,
-    significant}``); when given, its rows (with confidence intervals) replace the plain deltas.
+    ``comparison``: the compare verb's ``Comparison`` or its JSON dict (``metrics``:
+    key -> ``{a, b, delta, ci_low, ci_high, significant}``; ``per_class``: rows with
+    ``name, key, a, b, delta, ci_low, ci_high, significant``), or :func:`comparison_of` two
+    Results. ``curves_a`` / ``curves_b``: :func:`iou_cli.curves.for_result` of each run, or
+    the ``curves`` section of saved ``--curves`` reports.
     """
     from . import plots
 
     inputs = inputs or {}
-    subtitle = f"{esc(label_a)} vs {esc(label_b)}"
+    metrics = _field(comparison, "metrics") or {}
+    per_class = list(_field(comparison, "per_class") or [])
+    key = str(per_class[0].get("key") or "AP") if per_class else "AP"
+    has_ci = any(_num((m or {}).get("ci_low")) is not None for m in metrics.values())
+    subtitle = f"{esc(label_a)} (A) vs {esc(label_b)} (B)"
     parts = [_header(title, subtitle)]
-    # summary: A, B, delta (and CI when the compare verb computed one)
-    metrics = (comparison or {}).get("metrics") or {}
-    keys = list(metrics) or [k for k in result_a.summary if k in result_b.summary]
-    rows = []
-    for k in keys:
-        m = metrics.get(k) or {}
-        a = m.get("a", result_a.summary.get(k))
-        b = m.get("b", result_b.summary.get(k))
-        da, db = _num(a), _num(b)
-        d = m.get("delta", (db - da) if da is not None and db is not None else None)
-        ci = ""
-        if metrics:
-            lo, hi = m.get("ci_low"), m.get("ci_high")
-            ci = (
-                f"<td>[{fmt(lo, 4)}, {fmt(hi, 4)}]</td>"
-                f"<td>{'yes' if m.get('significant') else 'no'}</td>"
-            )
-        rows.append(
-            f"<tr><td>{esc(k)}</td>{_td(a, digits=4)}{_td(b, digits=4)}"
-            f"{_td(d, signed=True, digits=4)}{ci}</tr>"
+    warnings = list(_field(comparison, "warnings") or [])
+    if warnings:
+        items = "".join(f"<li>{esc(w)}</li>" for w in warnings)
+        parts.append(f'<section class="warn"><h2>Warnings</h2><ul>{items}</ul></section>')
+    cards = []
+    for k in [k for k in ("AP", "mAP", "AP50", "AP75", "f1") if k in metrics][:4]:
+        m = metrics[k]
+        d = _num(m.get("delta"))
+        sign = "" if d is None else ("pos" if d > 0 else "neg" if d < 0 else "")
+        cards.append(
+            f'<div class="card{" main" if k in ("AP", "mAP") else ""}"><div class="k">{esc(k)}</div>'
+            f'<div class="v {sign}">{"-" if d is None else f"{d:+.3f}"}</div>'
+            f'<div class="n">{fmt(m.get("a"))} \u2192 {fmt(m.get("b"))}</div></div>'
         )
-    extra_h = "<th>95% CI of delta</th><th>significant</th>" if metrics else ""
-    parts.append(
-        f"<section><h2>Summary</h2><table><thead><tr><th>metric</th><th>{esc(label_a)}</th>"
-        f"<th>{esc(label_b)}</th><th>delta (B - A)</th>{extra_h}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></section>"
-    )
-    key = key or plots._ap_key(result_a.per_class)
+    if cards:
+        parts.append(f'<section class="bare"><div class="cards">{"".join(cards)}</div></section>')
     figs: list[str] = []
-    if curves_a is not None and curves_b is not None:
+    if curves_a and curves_b and curves_a.get("precision") and curves_b.get("precision"):
         fig = plots.pr_compare(curves_a, curves_b, label_a, label_b)
         figs.append(figure_html(plots.svg(fig), "Class-mean precision-recall, A and B overlaid"))
-    if result_a.per_class and result_b.per_class:
-        fig = plots.delta_bars(result_a.per_class, result_b.per_class, key, label_a, label_b)
+    if any(r.get("delta") is not None for r in per_class):
+        fig = plots.delta_bars(per_class, key, label_a, label_b)
         figs.append(figure_html(plots.svg(fig), f"{key} per class: B minus A"))
     if figs:
         parts.append(f'<section><div class="grid2">{"".join(figs)}</div></section>')
-    # per-class table: key for A and B, delta
-    a_rows = {str(r.get("name")): r for r in result_a.per_class}
-    body = []
-    for r in result_b.per_class:
-        name = str(r.get("name"))
-        ra = a_rows.get(name, {})
-        va, vb = _num(ra.get(key)), _num(r.get(key))
-        d = vb - va if va is not None and vb is not None else None
-        body.append(
-            f'<tr><td class="name">{esc(name)}</td>{_td(ra.get("n_gt"))}'
-            f"{_td(va, bar=True)}{_td(vb, bar=True)}{_td(d, signed=True)}</tr>"
+    # summary table
+    ci_head = "<th>CI low</th><th>CI high</th><th>significant</th>" if has_ci else ""
+
+    def ci_cells(m: dict[str, Any], k: str = "") -> str:
+        if not has_ci:
+            return ""
+        sig = m.get("significant")
+        return (
+            f"{_td(m.get('ci_low'), signed=True, digits=4, key=k)}"
+            f"{_td(m.get('ci_high'), signed=True, digits=4, key=k)}"
+            f"<td>{'-' if sig is None else ('yes' if sig else 'no')}</td>"
         )
-    if body:
+
+    rows = [
+        f"<tr><td>{esc(k)}</td>{_td(m.get('a'), digits=4)}{_td(m.get('b'), digits=4)}"
+        f"{_td(m.get('delta'), signed=True, digits=4, key=k)}{ci_cells(m, k)}</tr>"
+        for k, m in metrics.items()
+    ]
+    parts.append(
+        f"<section><h2>Summary</h2><table><thead><tr><th>metric</th><th>A</th><th>B</th>"
+        f"<th>delta (B - A)</th>{ci_head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        "</section>"
+    )
+    if per_class:
+        body = [
+            f'<tr><td class="name">{esc(r.get("name"))}</td>{_td(r.get("a"), bar=True)}'
+            f"{_td(r.get('b'), bar=True)}{_td(r.get('delta'), signed=True)}{ci_cells(r)}</tr>"
+            for r in per_class
+        ]
         parts.append(
-            f'<section><h2>Per class</h2><div class="scroll"><table class="sortable"><thead><tr>'
-            f"<th>class</th><th>gt</th><th>{esc(key)} {esc(label_a)}</th>"
-            f"<th>{esc(key)} {esc(label_b)}</th><th>delta</th></tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table></div></section>"
+            f'<section><h2>Per class ({esc(key)})</h2><div class="scroll"><table class="sortable">'
+            f"<thead><tr><th>class</th><th>A</th><th>B</th><th>delta</th>{ci_head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>"
+            '<p class="note">Click a column header to sort.</p></section>'
         )
-    if inputs:
-        parts.append(f"<section><h2>Inputs</h2>{_kv(list(inputs.items()))}</section>")
+    params = _field(comparison, "params") or {}
+    kv = list(inputs.items()) + [(k, v) for k, v in params.items() if not k.startswith("params_")]
+    if kv:
+        parts.append(f"<section><h2>Inputs and parameters</h2>{_kv(kv)}</section>")
     return _page(title, "\n".join(parts))

@@ -120,12 +120,21 @@ def test_report_sections(evil_report: str) -> None:
 def test_compare_report_escapes_and_is_self_contained(tmp_path: Path) -> None:
     pred, gt = _evil_inputs(tmp_path)
     a, cva = _evaluate(pred, gt)
-    b, cvb = _evaluate(SAMPLE / "preds.json", gt)
-    page = report_html.compare_report(a, b, cva, cvb, label_a=EVIL, label_b="model B")
+    worse = json.loads((SAMPLE / "preds.json").read_text())[::2]  # drop half the predictions
+    (tmp_path / "b.json").write_text(json.dumps(worse))
+    b, cvb = _evaluate(tmp_path / "b.json", gt)
+    cmp = report_html.comparison_of(a, b)
+    assert cmp["metrics"]["AP"]["delta"] == b.summary["AP"] - a.summary["AP"]
+    page = report_html.compare_report(cmp, curves_a=cva, curves_b=cvb, label_a=EVIL)
     assert EVIL not in page and "&lt;script&gt;" in page
     assert external_resources(page) == []
     assert page.count("data:image/svg+xml;base64,") == 2  # overlaid PR curves, delta bars
-    assert "delta (B - A)" in page
+    assert "delta (B - A)" in page and "CI low" not in page
+    # the compare verb's JSON shape, with bootstrap CIs
+    cmp["metrics"]["AP"].update(ci_low=-0.2, ci_high=-0.01, significant=True)
+    cmp["per_class"][0].update(ci_low=-0.3, ci_high=0.1, significant=False)
+    page = report_html.compare_report(cmp, label_a="A", label_b="B")
+    assert "CI low" in page and page.count("data:image/svg+xml;base64,") == 1
 
 
 @pytest.mark.skipif(find_chromium() is None, reason="chromium is not installed (make report-check)")
