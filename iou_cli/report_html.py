@@ -47,13 +47,15 @@ section.bare{background:none;border:0;box-shadow:none;padding:0}
 @media (max-width:900px){.grid2{grid-template-columns:1fr}}
 figure{margin:0}
 figure img{display:block;max-width:100%;height:auto;margin:0 auto}
-.grid2 figure img{width:100%;max-height:430px;object-fit:contain}
+.grid2 figure img{width:100%}
+.capped figure img{max-height:430px;object-fit:contain}
 figcaption{color:var(--muted);font-size:12px;margin-top:8px;text-align:center}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{padding:6px 9px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 th{font-size:12px;color:var(--muted);font-weight:600;text-transform:uppercase;
 letter-spacing:.03em;background:#fafbfc;position:sticky;top:0}
-th:first-child,td:first-child{text-align:left}
+th:first-child,td:first-child,td.k,th.k{text-align:left}
+td.k{font-weight:500}
 td.name{white-space:normal;overflow-wrap:anywhere;min-width:110px;max-width:320px;font-weight:500}
 table.sortable th{cursor:pointer;user-select:none}
 table.sortable th:hover{color:var(--ink)}
@@ -233,7 +235,7 @@ def _round_floats(v: Any) -> Any:
 
 
 def _value_text(v: Any) -> str:
-    if isinstance(v, (dict, list, tuple)):
+    if isinstance(v, (dict, list, tuple, bool)) or v is None:
         return json.dumps(_round_floats(v), ensure_ascii=False, default=str)
     if isinstance(v, float):
         return repr(v)
@@ -246,10 +248,29 @@ def _kv(pairs: Sequence[tuple[str, Any]]) -> str:
 
 
 def _summary_table(summary: dict[str, Any]) -> str:
-    cells = "".join(f"<tr><td>{esc(k)}</td>{_td(v, digits=4)}</tr>" for k, v in summary.items())
+    """Two metric/value column pairs: AP/AR keys left, the operating point right."""
+    from .metrics import OP_KEYS
+
+    items = list(summary.items())
+    left = [kv for kv in items if kv[0] not in OP_KEYS]
+    right = [kv for kv in items if kv[0] in OP_KEYS]
+    if not left or not right:
+        half = (len(items) + 1) // 2
+        left, right = items[:half], items[half:]
+    rows = []
+    for i in range(max(len(left), len(right))):
+        cells = ""
+        for side in (left, right):
+            if i < len(side):
+                k, v = side[i]
+                cells += f'<td class="k">{esc(k)}</td>{_td(v, digits=4)}'
+            else:
+                cells += "<td></td><td></td>"
+        rows.append(f"<tr>{cells}</tr>")
     return (
-        "<table><thead><tr><th>metric</th><th>value</th></tr></thead>"
-        f"<tbody>{cells}</tbody></table>"
+        '<table><thead><tr><th>metric</th><th>value</th><th class="k">metric</th><th>value</th>'
+        "</tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
@@ -352,8 +373,12 @@ def _worst_images(rows: Sequence[dict[str, Any]], n: int = 15) -> str:
     )
 
 
-def _figures(items: Sequence[tuple[str, str, bytes]], wide: Sequence[str] = ()) -> str:
-    """Figures two by two; the ``wide`` ones alone on a row."""
+def _figures(
+    items: Sequence[tuple[str, str, bytes]], wide: Sequence[str] = (), capped: bool = False
+) -> str:
+    """Figures two by two; the ``wide`` ones alone on a row (``capped``: pairs at most
+    430 px high)."""
+    grid = "grid2 capped" if capped else "grid2"
     out = []
     pair: list[str] = []
     for stem, caption, data in items:
@@ -363,10 +388,10 @@ def _figures(items: Sequence[tuple[str, str, bytes]], wide: Sequence[str] = ()) 
         else:
             pair.append(f)
             if len(pair) == 2:
-                out.append(f'<section><div class="grid2">{"".join(pair)}</div></section>')
+                out.append(f'<section><div class="{grid}">{"".join(pair)}</div></section>')
                 pair = []
     if pair:
-        out.append(f'<section><div class="grid2">{"".join(pair)}</div></section>')
+        out.append(f'<section><div class="{grid}">{"".join(pair)}</div></section>')
     return "".join(out)
 
 
@@ -400,7 +425,7 @@ def evaluation_report(
     by_stem = {s: (c, d) for s, c, d in figs}
     main_figs = [f for f in figs if f[0] in ("pr_curve", "confidence")]
     if main_figs:
-        parts.append(_figures(main_figs))
+        parts.append(_figures(main_figs, capped=True))
     if result.per_class:
         parts.append(
             "<section><h2>Per class</h2>"
@@ -410,7 +435,9 @@ def evaluation_report(
         )
     rest = [f for f in figs if f[0] in ("ap_per_class", "confusion", "pr_per_class")]
     if rest:
-        parts.append(_figures(rest, wide=("pr_per_class",)))
+        many = len(result.per_class) > 12
+        wide = ("pr_per_class", "ap_per_class", "confusion") if many else ("pr_per_class",)
+        parts.append(_figures(rest, wide=wide))
     tide = extra.get("tide")
     if isinstance(tide, dict) and tide.get("dAP"):
         t = by_stem.get("tide")
