@@ -424,8 +424,9 @@ def tide(section: dict[str, Any]) -> Any:
         y = np.arange(len(keys))
         ax.barh(y, vals, color=colours, height=0.66)
         top = max(vals + [0.0]) or 1.0
+        fmt = "{:.3f}" if top <= 1 else "{:.2f}"  # dAP as a fraction or in AP points
         for i, v in enumerate(vals):
-            ax.text(v + top * 0.01, i, f"{v:.2f}", va="center", fontsize=8)
+            ax.text(v + top * 0.01, i, fmt.format(v), va="center", fontsize=8)
         ax.set_yticks(y)
         ax.set_yticklabels([f"{_TIDE_NAMES.get(k, k)} ({k})" for k in keys])
         ax.invert_yaxis()
@@ -434,6 +435,32 @@ def tide(section: dict[str, Any]) -> Any:
         ax.set_xlabel("dAP: AP gained if this error were fixed")
         base = section.get("baseline")
         ax.set_title("TIDE error breakdown" + (f" (AP {base:.3g})" if base is not None else ""))
+        return fig
+
+
+def calibration(section: dict[str, Any]) -> Any:
+    """Reliability diagram: accuracy (share of true positives) against mean confidence per
+    score bin, the diagonal for perfect calibration, ECE in the title."""
+    overall = section.get("overall", {}) or {}
+    bins = [b for b in overall.get("bins", []) if b.get("count")]
+    with _style():
+        fig = _figure(4.6, 4.3)
+        ax = fig.add_subplot()
+        ax.plot([0, 1], [0, 1], color=GREY, lw=1, ls="--")
+        if bins:
+            lo = np.array([b["lo"] for b in bins])
+            hi = np.array([b["hi"] for b in bins])
+            acc = np.array([b["accuracy"] for b in bins], dtype=float)
+            conf = np.array([b["confidence"] for b in bins], dtype=float)
+            ax.bar(lo, acc, width=hi - lo, align="edge", color=BLUE, alpha=0.75, ec="white")
+            ax.plot(conf, acc, "o", color=INK, ms=4)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.02)
+        ax.set_aspect("equal", adjustable="box")
+        ax.set_xlabel("confidence")
+        ax.set_ylabel(f"share correct (TP at IoU {section.get('iou_thr', '')})")
+        ece = overall.get("ece")
+        ax.set_title("Calibration" + (f" (ECE {ece:.3f})" if ece is not None else ""))
         return fig
 
 
@@ -562,6 +589,9 @@ def figures(result: Any, curves: dict[str, Any] | None) -> list[tuple[str, str, 
         out.append(("confusion", "Confusion matrix", confusion(extra["confusion"])))
     if isinstance(extra.get("tide"), dict) and extra["tide"].get("dAP"):
         out.append(("tide", "TIDE error breakdown", tide(extra["tide"])))
+    cal = extra.get("calibration")
+    if isinstance(cal, dict) and isinstance(cal.get("overall"), dict):
+        out.append(("calibration", "Reliability of the confidence scores", calibration(cal)))
     return out
 
 

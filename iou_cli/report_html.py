@@ -363,9 +363,9 @@ def _worst_images(rows: Sequence[dict[str, Any]], n: int = 15) -> str:
     worst = sorted(rows, key=lambda r: -badness(r))[:n]
     if not worst:
         return ""
-    pref = ["image", "file_name", "n_gt", "n_det", "tp", "fp", "fn", "precision", "recall", "f1"]
+    pref = ["image", "n_gt", "n_pred", "n_det", "tp", "fp", "fn"]
     keys = [k for k in pref if any(k in r for r in worst)]
-    keys += [k for k in worst[0] if k not in keys][: max(0, 9 - len(keys))]
+    keys += [k for k in worst[0] if k not in keys][: max(0, 13 - len(keys))]
     return (
         f"<section><h2>Worst images</h2>{_rows_table(worst, keys)}"
         f'<p class="note">The {len(worst)} images with the most false positives plus false '
@@ -445,6 +445,20 @@ def evaluation_report(
     per_image = extra.get("per_image")
     if isinstance(per_image, list) and per_image and isinstance(per_image[0], dict):
         parts.append(_worst_images(per_image))
+    lab = extra.get("label_errors")
+    if isinstance(lab, list) and lab and isinstance(lab[0], dict):
+        keys = [
+            k for k in ("kind", "image", "category", "score", "gt_category", "iou") if k in lab[0]
+        ]
+        parts.append(
+            f"<section><h2>Label-error candidates</h2>{_rows_table(lab[:15], keys)}"
+            f'<p class="note">The {min(15, len(lab))} most confident of {len(lab)}: a '
+            "confident prediction with the wrong class on a ground truth, or on nothing.</p>"
+            "</section>"
+        )
+    cal = by_stem.get("calibration")
+    if cal:
+        parts.append(f'<section><div class="grid2">{figure_html(cal[1], cal[0])}</div></section>')
     left = (
         "<div><h2>Inputs</h2>" + _kv(list(inputs.items())) + '<h2 style="margin-top:16px">'
         "Parameters</h2>" + _kv(list(result.params.items())) + "</div>"

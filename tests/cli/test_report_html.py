@@ -88,7 +88,20 @@ def evil_report(tmp_path_factory: pytest.TempPathFactory) -> str:
             "matrix": [[8, 0, 0, 1], [0, 5, 1, 0], [0, 1, 5, 2], [1, 3, 1, 0]],
         },
         "tide": {"baseline": 48.6, "dAP": {"Cls": 3.1, "Loc": 8.2, "Miss": 6.0}, "count": {}},
-        "per_image": [{"image": EVIL, "tp": 1, "fp": 3, "fn": 2}],
+        "per_image": [{"image": EVIL, "n_gt": 3, "n_pred": 4, "tp": 1, "fp": 3, "fn": 2}],
+        "label_errors": [
+            {"kind": "wrong_label", "image": EVIL, "category": "dog", "score": 0.9, "iou": 0.8}
+        ],
+        "calibration": {
+            "iou_thr": 0.5,
+            "overall": {
+                "ece": 0.1,
+                "bins": [
+                    {"lo": 0.5, "hi": 0.6, "count": 3, "confidence": 0.55, "accuracy": 0.3},
+                    {"lo": 0.9, "hi": 1.0, "count": 0, "confidence": None, "accuracy": None},
+                ],
+            },
+        },
     }
     result.warnings.append(f"warning about {EVIL}")
     return report_html.evaluation_report(
@@ -111,9 +124,17 @@ def test_names_from_inputs_are_text_not_markup(evil_report: str) -> None:
 
 
 def test_report_sections(evil_report: str) -> None:
-    for heading in ("Per class", "Error breakdown (TIDE)", "Worst images", "Inputs", "Parameters"):
+    for heading in (
+        "Per class",
+        "Error breakdown (TIDE)",
+        "Worst images",
+        "Label-error candidates",
+        "Inputs",
+        "Parameters",
+    ):
         assert f">{heading}<" in evil_report
-    assert evil_report.count("data:image/svg+xml;base64,") == 6  # pr, conf, ap, pr/class, cm, tide
+    # pr, confidence, ap bars, pr per class, confusion, tide, calibration
+    assert evil_report.count("data:image/svg+xml;base64,") == 7
     assert 'class="sortable"' in evil_report
 
 
