@@ -241,8 +241,44 @@ def _confidence_inputs(evaluation: Any, iou_thr: float) -> tuple[Any, Any, Any, 
 
 
 def for_result(result: Any) -> dict[str, Any] | None:
-    """The curves of a Result whose evaluation has pycocotools-shaped arrays, else None."""
+    """The curves of a Result's evaluation: COCO (pycocotools-shaped arrays) or VOC (the
+    devkit's per-class curves); None for anything else."""
     evaluation = getattr(result, "evaluation", None)
-    if evaluation is None or getattr(evaluation, "precision", None) is None:
+    if evaluation is None:
         return None
-    return for_evaluation(evaluation, result)
+    if getattr(evaluation, "precision", None) is not None:
+        return for_evaluation(evaluation, result)
+    if isinstance(getattr(evaluation, "curves", None), list):
+        return voc_curves(evaluation, result)
+    return None
+
+
+def voc_curves(evaluation: Any, result: Any) -> dict[str, Any]:
+    """VOC: each class's devkit curve (cumulative recall and precision over its predictions
+    by descending score; the AP is computed from exactly these arrays) and the confidence
+    curve at the VOC threshold. ``null`` for a class without (non-difficult) ground truth."""
+    names = unique_names(
+        [str(r.get("name")) for r in result.per_class],
+        [r.get("category_id") for r in result.per_class],
+    )
+    thr = float(result.summary["iou_thr"])
+    per: dict[str, Any] = {}
+    for name, c in zip(names, evaluation.curves, strict=False):
+        per[name] = (
+            None
+            if c.get("AP") is None
+            else {
+                "AP": float(c["AP"]),
+                "recall": [float(v) for v in c["recall"]],
+                "precision": [float(v) for v in c["precision"]],
+            }
+        )
+    out: dict[str, Any] = {"protocol": result.params.get("protocol", "voc"), "iou_thrs": [thr]}
+    out["voc"] = per
+    conf = _confidence_inputs(evaluation, thr)
+    if conf is not None:
+        score, tp, fp, n_gt = conf
+        out["confidence"] = confidence_curve(
+            score, tp, fp, n_gt, iou_thr=thr, score_thr=result.summary.get("score_thr")
+        )
+    return out

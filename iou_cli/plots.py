@@ -170,6 +170,39 @@ def pr_overall(curves: dict[str, Any], title: str = "Precision-recall, all class
         return fig
 
 
+def pr_voc(curves: dict[str, Any], max_coloured: int = 10) -> Any:
+    """VOC: each class's devkit PR curve as its monotone envelope (the curve its all-point
+    AP integrates), coloured with its AP when few, grey when many."""
+    per = {k: v for k, v in curves.get("voc", {}).items() if v is not None}
+    palette = [BLUE, ORANGE, GREEN, RED, PURPLE, INK, "#0891b2", "#ca8a04", "#db2777", GREY]
+    aps = [v["AP"] for v in per.values()]
+    with _style():
+        fig = _figure(5.6, 4.3)
+        ax = fig.add_subplot()
+        handles, labels = [], []
+        many = len(per) > max_coloured
+        for i, (name, c) in enumerate(per.items()):
+            rec = np.r_[0.0, np.asarray(c["recall"], dtype=float), 1.0]
+            prec = np.r_[0.0, np.asarray(c["precision"], dtype=float), 0.0]
+            env = np.maximum.accumulate(prec[::-1])[::-1]
+            colour = "#9ca3af" if many else palette[i % len(palette)]
+            (h,) = ax.plot(
+                rec[1:], env[1:], color=colour, lw=0.9 if many else 1.6, drawstyle="steps-pre"
+            )
+            if not many:
+                handles.append(h)
+                labels.append(f"{short(name, 20)}  AP {c['AP']:.3f}")
+        _pr_axes(ax)
+        m = float(np.mean(aps)) if aps else None
+        thr = curves.get("iou_thrs", [None])[0]
+        ax.set_title(f"Precision-recall per class (VOC, IoU {thr:g})  mAP {_fmt(m)}")
+        if handles:
+            _legend(ax, handles, labels, loc="center left", bbox_to_anchor=(1.02, 0.5))
+        elif many:
+            ax.text(0.02, 0.04, f"{len(per)} classes", transform=ax.transAxes, color=GREY)
+        return fig
+
+
 def pr_per_class(
     curves: dict[str, Any], rows: Sequence[dict[str, Any]], max_panels: int = MAX_CLASS_PANELS
 ) -> Any:
@@ -576,6 +609,8 @@ def figures(result: Any, curves: dict[str, Any] | None) -> list[tuple[str, str, 
     extra = getattr(result, "extra", None) or {}
     if curves is not None and curves.get("precision"):
         out.append(("pr_curve", "Class-mean precision-recall curves", pr_overall(curves)))
+    elif curves is not None and curves.get("voc"):
+        out.append(("pr_curve", "Precision-recall per class (VOC)", pr_voc(curves)))
     conf = (curves or {}).get("confidence")
     if conf is not None:
         out.append(("confidence", "Precision, recall and F1 against confidence", confidence(conf)))
