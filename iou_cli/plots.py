@@ -182,13 +182,15 @@ def pr_voc(curves: dict[str, Any], max_coloured: int = 10) -> Any:
         handles, labels = [], []
         many = len(per) > max_coloured
         for i, (name, c) in enumerate(per.items()):
-            rec = np.r_[0.0, np.asarray(c["recall"], dtype=float), 1.0]
-            prec = np.r_[0.0, np.asarray(c["precision"], dtype=float), 0.0]
-            env = np.maximum.accumulate(prec[::-1])[::-1]
+            rec = np.asarray(c["recall"], dtype=float)
+            prec = np.asarray(c["precision"], dtype=float)
+            if rec.size == 0:
+                continue
+            env = np.maximum.accumulate(prec[::-1])[::-1]  # the devkit's mpre
+            # on (rec[i-1], rec[i]] the envelope is env[i]; nothing is drawn past the last
+            x, y = np.r_[0.0, rec], np.r_[env[0], env]
             colour = "#9ca3af" if many else palette[i % len(palette)]
-            (h,) = ax.plot(
-                rec[1:], env[1:], color=colour, lw=0.9 if many else 1.6, drawstyle="steps-pre"
-            )
+            (h,) = ax.plot(x, y, color=colour, lw=0.9 if many else 1.6, drawstyle="steps-pre")
             if not many:
                 handles.append(h)
                 labels.append(f"{short(name, 20)}  AP {c['AP']:.3f}")
