@@ -433,10 +433,12 @@ def evaluation_report(
             + '<p class="note">Click a column header to sort. Undefined values (no ground '
             "truth in range) are shown as -.</p></section>"
         )
-    rest = [f for f in figs if f[0] in ("ap_per_class", "confusion", "pr_per_class")]
+    order = ("ap_per_class", "confusion", "pr_per_class")
+    rest = sorted((f for f in figs if f[0] in order), key=lambda f: order.index(f[0]))
     if rest:
-        many = len(result.per_class) > 12
-        wide = ("pr_per_class", "ap_per_class", "confusion") if many else ("pr_per_class",)
+        # AP bars beside the confusion matrix when both are small; otherwise one per row
+        pair = len(result.per_class) <= 12 and "confusion" in by_stem
+        wide = ("pr_per_class",) if pair else ("pr_per_class", "ap_per_class", "confusion")
         parts.append(_figures(rest, wide=wide))
     tide = extra.get("tide")
     if isinstance(tide, dict) and tide.get("dAP"):
