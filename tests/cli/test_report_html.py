@@ -20,16 +20,12 @@ EVIL = "<script>alert(1)</script>"
 
 
 def _evaluate(pred: Path, gt: Path) -> tuple[Any, dict[str, Any]]:
-    from iou_cli.api import load_pair
-    from iou_cli.loaders import LoadOptions
-    from iou_cli.protocols.coco import CocoParams, evaluate_coco, run
+    from iou_cli import evaluate
 
-    ds = load_pair(str(pred), str(gt), LoadOptions())
-    params = CocoParams()
-    result = evaluate_coco(ds, params)
-    ev = run(ds, params)
-    ev.op_score = ds.pred.score[ev.op_det]  # type: ignore[attr-defined]
-    return result, C.for_evaluation(ev, result)
+    result = evaluate(str(pred), str(gt))
+    cv = C.for_result(result)
+    assert cv is not None
+    return result, cv
 
 
 def _evil_inputs(tmp_path: Path) -> tuple[Path, Path]:
@@ -159,14 +155,26 @@ def test_compare_report_escapes_and_is_self_contained(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(find_chromium() is None, reason="chromium is not installed (make report-check)")
-def test_report_renders_in_chromium(tmp_path: Path, evil_report: str) -> None:
-    html = tmp_path / "report.html"
-    html.write_text(evil_report, encoding="utf-8")
-    png = tmp_path / "shot.png"
+def test_report_renders_in_chromium(
+    tmp_path: Path, evil_report: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # what `make report-check` does: the sample report, written by the CLI, in a real browser
+    from tests.cli.helpers import run
+
+    html = tmp_path / "sample.html"
+    code, _, err = run(
+        [str(SAMPLE / "preds.json"), str(SAMPLE / "gt.json"), "-q", "--report", str(html)], capsys
+    )
+    assert code == 0, err
+    png = tmp_path / "sample.png"
     screenshot(html, png, height=1600)
     assert judge(png) == []
-    # the script tag in a class name stayed text: a blank page would fail above, and an
-    # executed alert() would have blocked the headless screenshot
+    # and the page with a <script> class name: still a page (an executed alert() would block
+    # the headless screenshot; a swallowed body would be blank)
+    html = tmp_path / "evil.html"
+    html.write_text(evil_report, encoding="utf-8")
+    screenshot(html, png, height=1600)
+    assert judge(png) == []
 
 
 def test_judge_flags_a_blank_page(tmp_path: Path) -> None:
