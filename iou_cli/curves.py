@@ -282,3 +282,12 @@ def voc_curves(evaluation: Any, result: Any) -> dict[str, Any]:
             score, tp, fp, n_gt, iou_thr=thr, score_thr=result.summary.get("score_thr")
         )
     return out
+
+
+def curves_of(source: Any) -> dict[str, Any] | None:
+    """The curves of a Result (from its evaluation) or of a saved ``-o json`` report loaded as
+    a dict (its ``curves`` section, present when it was written with ``--curves``)."""
+    if isinstance(source, dict):
+        cv = source.get("curves")
+        return cv if isinstance(cv, dict) else None
+    return for_result(source)
