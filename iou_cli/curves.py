@@ -230,13 +230,6 @@ def _confidence_inputs(evaluation: Any, iou_thr: float) -> tuple[Any, Any, Any, 
             return None
         t = int(hit[0])
         return table.det_score, table.tp(t), table.fp(t), int(np.sum(table.n_pos))
-    if hasattr(evaluation, "op_tp"):  # protocols.coco.CocoEval before the match table
-        return (
-            evaluation.op_score,
-            evaluation.op_tp,
-            evaluation.op_fp,
-            int(np.sum(evaluation.n_gt)),
-        )
     return None
 
 
