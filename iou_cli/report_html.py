@@ -39,7 +39,7 @@ padding:18px 20px;margin:0 0 18px;box-shadow:0 1px 2px rgba(16,24,40,.04)}
 section.bare{background:none;border:0;box-shadow:none;padding:0}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px}
-.card .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
+.card .k{color:var(--muted);font-size:13px;font-weight:600;letter-spacing:.02em}
 .card .v{font-size:26px;font-weight:650;font-variant-numeric:tabular-nums;margin-top:2px}
 .card .n{color:var(--muted);font-size:12px}
 .card.main{border-top:3px solid var(--accent)}
@@ -52,7 +52,7 @@ figure img{display:block;max-width:100%;height:auto;margin:0 auto}
 figcaption{color:var(--muted);font-size:12px;margin-top:8px;text-align:center}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{padding:6px 9px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
-th{font-size:12px;color:var(--muted);font-weight:600;text-transform:uppercase;
+th{font-size:12.5px;color:var(--muted);font-weight:600;
 letter-spacing:.03em;background:#fafbfc;position:sticky;top:0}
 th:first-child,td:first-child,td.k,th.k{text-align:left}
 td.k{font-weight:500}

@@ -103,8 +103,6 @@ def test_plots_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert (out / f"{s}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert b"<svg" in (out / f"{s}.svg").read_bytes()[:2000]
     assert "wrote 8 figure files" in err
-    # again into the same folder: replaced, not an error
-    assert run([PRED, GT, "-o", "csv", "--plots", str(out)], capsys)[0] == 0
 
 
 def test_plots_and_report_never_write_into_inputs(
