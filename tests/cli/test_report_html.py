@@ -177,3 +177,17 @@ def test_judge_flags_a_blank_page(tmp_path: Path) -> None:
     png = tmp_path / "blank.png"
     Image.new("RGB", (400, 400), "white").save(png)
     assert judge(png)
+
+
+def test_curves_of_a_result_or_a_saved_report(capsys: pytest.CaptureFixture[str]) -> None:
+    # compare's two modes: Results (predictions) or saved -o json reports (with --curves)
+    from tests.cli.helpers import run
+
+    result, cv = _evaluate(SAMPLE / "preds.json", SAMPLE / "gt.json")
+    assert C.curves_of(result) == cv
+    code, out, _ = run(
+        [str(SAMPLE / "preds.json"), str(SAMPLE / "gt.json"), "-o", "json", "--curves"], capsys
+    )
+    doc = json.loads(out)
+    assert code == 0 and C.curves_of(doc) == json.loads(json.dumps(cv))
+    assert C.curves_of({"summary": {}}) is None
