@@ -82,7 +82,9 @@ _JS = """
 document.querySelectorAll("table.sortable").forEach(function(t){
   var hs=t.tHead.rows[0].cells;
   Array.prototype.forEach.call(hs,function(h,i){h.addEventListener("click",function(){
-    var asc=h.getAttribute("aria-sort")==="descending";
+    var cur=h.getAttribute("aria-sort"),c0=t.tBodies[0].rows[0];
+    var text=c0&&c0.cells[i]&&c0.cells[i].getAttribute("data-v")===null;
+    var asc=cur?cur==="descending":text;
     Array.prototype.forEach.call(hs,function(x){x.removeAttribute("aria-sort");});
     h.setAttribute("aria-sort",asc?"ascending":"descending");
     var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);

@@ -53,6 +53,17 @@ def screenshot(html: Path, png: Path, *, width: int = 1280, height: int = 2000) 
         raise RuntimeError(f"chromium wrote no screenshot {png}")
 
 
+def dump_dom(html: Path) -> str:
+    """The page's DOM after its scripts ran (chromium --dump-dom)."""
+    exe = find_chromium()
+    if exe is None:
+        raise RuntimeError("chromium is not installed")
+    with tempfile.TemporaryDirectory(prefix="iou-eval-chromium-") as profile:
+        cmd = [exe, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", html.resolve().as_uri()]
+        p = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120)
+    return p.stdout
+
+
 def judge(png: Path) -> list[str]:
     """Problems with a screenshot of a report: blank page, no text, figures not drawn."""
     import numpy as np

@@ -191,3 +191,37 @@ def test_curves_of_a_result_or_a_saved_report(capsys: pytest.CaptureFixture[str]
     doc = json.loads(out)
     assert code == 0 and C.curves_of(doc) == json.loads(json.dumps(cv))
     assert C.curves_of({"summary": {}}) is None
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="chromium is not installed (make report-check)")
+def test_per_class_table_sorts_in_chromium(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the inline script, run by a real browser: click headers, read the row order back
+    from tests.browser import dump_dom
+    from tests.cli.helpers import run
+
+    html = tmp_path / "report.html"
+    code, _, err = run(
+        [str(SAMPLE / "preds.json"), str(SAMPLE / "gt.json"), "-q", "--report", str(html)], capsys
+    )
+    assert code == 0, err
+    probe = """<script>
+var t=document.querySelector("table.sortable"),h=t.tHead.rows[0].cells,out=[];
+function names(){return Array.prototype.map.call(t.tBodies[0].rows,
+  function(r){return r.cells[0].textContent;}).join(",");}
+out.push(names());h[3].click();out.push(names());h[3].click();out.push(names());
+h[0].click();out.push(names());document.body.setAttribute("data-probe",out.join("|"));
+</script></body>"""
+    page = html.read_text(encoding="utf-8").replace("</body>", probe)
+    html.write_text(page, encoding="utf-8")
+    m = re.search(r'data-probe="([^"]*)"', dump_dom(html))
+    assert m is not None
+    # file order; AP (column 3) descending, then ascending; class names A-Z
+    # (AP: person 0.657, dog 0.466, car 0.335)
+    assert m.group(1).split("|") == [
+        "person,car,dog",
+        "person,dog,car",
+        "car,dog,person",
+        "car,dog,person",
+    ]
