@@ -56,7 +56,7 @@ th{font-size:12.5px;color:var(--muted);font-weight:600;
 letter-spacing:.03em;background:#fafbfc;position:sticky;top:0}
 th:first-child,td:first-child,td.k,th.k{text-align:left}
 td.k{font-weight:500}
-td.name{white-space:normal;overflow-wrap:anywhere;min-width:110px;max-width:320px;font-weight:500}
+td.name{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:110px;max-width:320px;font-weight:500}
 table.sortable th{cursor:pointer;user-select:none}
 table.sortable th:hover{color:var(--ink)}
 th[aria-sort=ascending]::after{content:" \\25B2";font-size:9px}
@@ -315,17 +315,28 @@ def _class_table(rows: Sequence[dict[str, Any]]) -> str:
     )
 
 
+_TEXT_KEYS = {"image", "name", "kind", "category", "gt_category", "file_name", "class"}
+
+
 def _rows_table(rows: Sequence[dict[str, Any]], keys: Sequence[str], sortable: bool = True) -> str:
-    head = "".join(f"<th>{esc(k)}</th>" for k in keys)
+    """A table of rows from an analysis: text columns (image keys, names, kinds) as text,
+    the rest as numbers."""
+    text = [
+        i == 0
+        or k in _TEXT_KEYS
+        or any(r.get(k) is not None and _num(r.get(k)) is None for r in rows)
+        for i, k in enumerate(keys)
+    ]
+    head = "".join(
+        f'<th class="k">{esc(k)}</th>' if t else f"<th>{esc(k)}</th>"
+        for k, t in zip(keys, text, strict=True)
+    )
     body = []
     for r in rows:
         cells = []
-        for i, k in enumerate(keys):
+        for k, t in zip(keys, text, strict=True):
             v = r.get(k)
-            if i == 0 or (v is not None and _num(v) is None):
-                cells.append(f'<td class="name">{esc(v)}</td>')
-            else:
-                cells.append(_td(v))
+            cells.append(f'<td class="name">{esc("" if v is None else v)}</td>' if t else _td(v))
         body.append("<tr>" + "".join(cells) + "</tr>")
     cls = ' class="sortable"' if sortable else ""
     return f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -336,13 +347,15 @@ def _tide_section(tide: dict[str, Any], fig: str | None) -> str:
 
     d = tide.get("dAP", {}) or {}
     count = tide.get("count", {}) or {}
+    vals = [abs(v) for v in d.values() if _num(v) is not None]
+    digits = 3 if max(vals + [0.0]) <= 1 else 2  # dAP as a fraction or in AP points
     rows = []
     for k in TIDE_MAIN + TIDE_SPECIAL:
         if k in d:
             c = count.get(k) if isinstance(count, dict) else None
             count_td = _td(c) if isinstance(c, int) else '<td class="na">-</td>'
             rows.append(
-                f"<tr><td>{esc(_TIDE_NAMES.get(k, k))} ({esc(k)})</td>{_td(d[k], digits=2)}"
+                f"<tr><td>{esc(_TIDE_NAMES.get(k, k))} ({esc(k)})</td>{_td(d[k], digits=digits)}"
                 f"{count_td}</tr>"
             )
     table = (
@@ -351,7 +364,7 @@ def _tide_section(tide: dict[str, Any], fig: str | None) -> str:
     )
     base = tide.get("baseline")
     note = (
-        f'<p class="note">Baseline AP {fmt(base, 2)}. dAP is the AP gained if that error type '
+        f'<p class="note">Baseline AP {fmt(base, digits)}. dAP is the AP gained if that error type '
         "were fixed (TIDE, Bolya et al. 2020).</p>"
     )
     inner = f'<div class="grid2"><div>{table}{note}</div><div>{fig or ""}</div></div>'
