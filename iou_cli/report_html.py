@@ -140,7 +140,15 @@ _LOWER_IS_BETTER = {"fp", "fn"}
 _SETTINGS = {"iou_thr", "score_thr"}
 
 
-def _td(v: Any, *, bar: bool = False, signed: bool = False, digits: int = 3, key: str = "") -> str:
+def _td(
+    v: Any,
+    *,
+    bar: bool = False,
+    signed: bool = False,
+    digits: int = 3,
+    key: str = "",
+    colour: bool = True,
+) -> str:
     f = _num(v)
     if f is None and v is not None and not isinstance(v, bool):
         return f'<td class="name">{esc(v)}</td>'
@@ -150,7 +158,7 @@ def _td(v: Any, *, bar: bool = False, signed: bool = False, digits: int = 3, key
         cls.append("na")
     elif bar and 0 <= f <= 1:
         cls.append("bar")
-    if signed and f is not None and f != 0 and key not in _SETTINGS:
+    if colour and signed and f is not None and f != 0 and key not in _SETTINGS:
         cls.append("pos" if (f > 0) != (key in _LOWER_IS_BETTER) else "neg")
     style = f' style="--v:{f:.4f}"' if "bar" in cls and f is not None else ""
     text = fmt(v, digits)
@@ -569,7 +577,7 @@ def compare_report(
         fig = plots.delta_bars(per_class, key, label_a, label_b)
         figs.append(figure_html(plots.svg(fig), f"{key} per class: B minus A"))
     if figs:
-        parts.append(f'<section><div class="grid2">{"".join(figs)}</div></section>')
+        parts.append(f'<section><div class="grid2 capped">{"".join(figs)}</div></section>')
     # summary table
     ci_head = "<th>CI low</th><th>CI high</th><th>significant</th>" if has_ci else ""
 
@@ -578,8 +586,8 @@ def compare_report(
             return ""
         sig = m.get("significant")
         return (
-            f"{_td(m.get('ci_low'), signed=True, digits=4, key=k)}"
-            f"{_td(m.get('ci_high'), signed=True, digits=4, key=k)}"
+            f"{_td(m.get('ci_low'), signed=True, digits=4, colour=False)}"
+            f"{_td(m.get('ci_high'), signed=True, digits=4, colour=False)}"
             f"<td>{'-' if sig is None else ('yes' if sig else 'no')}</td>"
         )
 
