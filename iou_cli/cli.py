@@ -254,6 +254,30 @@ def write_visuals(
         result.info.append(f"wrote the report {term(report)}")
 
 
+def write_compare_report(comparison: Any, report: str, inputs: list[str]) -> None:
+    """``compare --report FILE.html``: the deltas (and CIs), per-class delta bars, and A's
+    and B's PR curves overlaid when both sides have curves. ``comparison.sources`` holds A
+    and B: their Results (predictions mode) or loaded ``-o json`` reports (reports mode:
+    curves when they were saved with ``--curves``); ``check_visuals(None, report, inputs)``
+    goes before the work."""
+    from .curves import curves_of
+    from .outputs import write_atomic
+    from .report_html import compare_report
+    from .text import term
+
+    a, b = getattr(comparison, "sources", None) or (None, None)
+    page = compare_report(
+        comparison,
+        curves_a=None if a is None else curves_of(a),
+        curves_b=None if b is None else curves_of(b),
+        label_a=os.path.basename(inputs[0]),
+        label_b=os.path.basename(inputs[1]),
+        inputs=dict(zip(("A", "B", "ground truth"), inputs, strict=False)),
+    )
+    write_atomic(report, page, inputs)
+    comparison.info.append(f"wrote the report {term(report)}")
+
+
 # --------------------------------------------------------------------------- evaluate
 
 OutputOpt = Annotated[

@@ -225,3 +225,20 @@ h[0].click();out.push(names());document.body.setAttribute("data-probe",out.join(
         "car,dog,person",
         "car,dog,person",
     ]
+
+
+def test_write_compare_report_for_the_compare_verb(tmp_path: Path) -> None:
+    # the hook `iou-eval compare --report` calls: a Comparison-like object whose sources are
+    # A's Result and B's saved report (with curves)
+    from types import SimpleNamespace
+
+    from iou_cli.cli import write_compare_report
+
+    a, _ = _evaluate(SAMPLE / "preds.json", SAMPLE / "gt.json")
+    b, cvb = _evaluate(SAMPLE / "preds.json", SAMPLE / "gt.json")
+    cmp = SimpleNamespace(**report_html.comparison_of(a, b), info=[], sources=(a, {"curves": cvb}))
+    target = tmp_path / "cmp.html"
+    write_compare_report(cmp, str(target), [str(SAMPLE / "preds.json"), "b.json", "gt.json"])
+    page = target.read_text(encoding="utf-8")
+    assert page.count("data:image/svg+xml;base64,") == 2 and external_resources(page) == []
+    assert cmp.info == [f"wrote the report {target}"]
