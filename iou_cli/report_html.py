@@ -195,9 +195,12 @@ def _page(title: str, body: str) -> str:
 
 
 def _header(title: str, subtitle: str) -> str:
+    import datetime
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return (
         f'<header><div><h1>{esc(title)}</h1><div class="sub">{subtitle}</div></div>'
-        f'<div class="brand"><b>iou-eval</b> {esc(__version__)}</div></header>'
+        f'<div class="brand"><b>iou-eval</b> {esc(__version__)}<br>{now}</div></header>'
     )
 
 
@@ -426,13 +429,16 @@ def evaluation_report(
     curves: dict[str, Any] | None = None,
     *,
     inputs: dict[str, str] | None = None,
-    title: str = "Detection evaluation report",
+    title: str | None = None,
     figures: bool = True,
 ) -> str:
     """The report of one evaluation: a ``Result`` (with ``extra`` confusion / tide /
     per_image sections when present) and its ``curves`` dict (``None``: no curve figures)."""
     extra = getattr(result, "extra", None) or {}
     inputs = inputs or {}
+    if title is None:
+        kind = "Instance segmentation" if result.params.get("iou_type") == "segm" else "Detection"
+        title = f"{kind} evaluation report"
     subtitle = " vs ".join(esc(v) for v in inputs.values()) if inputs else ""
     parts = [_header(title, subtitle), _cards(result.summary, result.params)]
     warnings = list(getattr(result, "warnings", []) or [])
