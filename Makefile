@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 TSTAMP := $(VENV)/.test-stamp
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: install demo test test-slow lint format bench bench-10x fuzz clean tidecv-oracle
+.PHONY: install demo test test-slow lint format bench bench-10x fuzz clean tidecv-oracle report-check
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,19 @@ fuzz: $(TSTAMP) $(TIDECV)
 	@if $(PIP) install atheris; then \
 		$(BIN)/python tests/robust/atheris_loaders.py -atheris_runs=50000; \
 	else echo "make fuzz: atheris does not install here; coverage-guided step skipped"; fi
+
+# The sample HTML report rendered in a real browser (headless chromium, installed with apt
+# when missing and we are root); fails when the screenshot is blank or the figures are missing.
+report-check: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else echo "make report-check: install chromium first (apt-get install chromium)"; exit 2; fi
+	mkdir -p build
+	$(BIN)/iou-eval sample_data/coco/preds.json sample_data/coco/gt.json -q -o json \
+		--report build/sample_report.html > /dev/null
+	$(BIN)/python -m tests.browser build/sample_report.html build/sample_report.png 2400
+	@echo "make report-check: look at build/sample_report.png"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench/_data bench/_out

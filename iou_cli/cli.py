@@ -205,6 +205,102 @@ def parse_float_list(text: str, option: str) -> list[float]:
         raise UsageError(f"{option}: expected numbers such as 0.5,0.75, got {text!r}") from None
 
 
+# --------------------------------------------------------------------------- visuals (issue 13)
+# --curves (JSON curves section), --plots DIR (PNG + SVG files), --report FILE.html (one
+# self-contained page). iou_cli/curves.py computes, plots.py draws (matplotlib, imported only
+# here and only when asked), report_html.py writes the page; these helpers map the options.
+
+CurvesOpt = Annotated[
+    bool,
+    typer.Option("--curves", help="Add PR curves and P/R/F1-vs-confidence curves to -o json."),
+]
+PlotsOpt = Annotated[
+    str | None,
+    typer.Option("--plots", metavar="DIR", help="Write figures as PNG and SVG into DIR."),
+]
+ReportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--report", metavar="FILE.html", help="Write a self-contained HTML report (offline)."
+    ),
+]
+
+
+def check_visuals(plots: str | None, report: str | None, inputs: list[str]) -> None:
+    """Fail before the work: targets that cannot be written, matplotlib missing."""
+    if plots is None and report is None:
+        return
+    import importlib.util
+
+    from .outputs import check_target
+
+    if importlib.util.find_spec("matplotlib") is None:
+        opt = "--plots" if plots is not None else "--report"
+        raise UsageError(f"{opt} needs matplotlib: pip install 'iou-eval[plots]'")
+    if report is not None:
+        check_target(report, inputs)
+    if plots is not None:
+        if os.path.isdir(plots):
+            check_target(os.path.join(plots, "pr_curve.png"), inputs)
+        else:
+            check_target(plots, inputs)
+
+
+def write_visuals(
+    result: Any,
+    *,
+    curves: bool,
+    plots: str | None,
+    report: str | None,
+    inputs: list[str],
+    named: dict[str, str],
+) -> None:
+    """Compute the curves once; put them in the JSON, the figures and the page as asked."""
+    if not (curves or plots or report):
+        return
+    from .curves import for_result
+    from .text import term
+
+    cv = for_result(result)
+    if curves and cv is not None:
+        result.extra["curves"] = cv
+    if plots is not None:
+        from .plots import write_plots
+
+        written = write_plots(result, cv, plots, inputs)
+        result.info.append(f"wrote {len(written)} figure files to {term(plots)}")
+    if report is not None:
+        from .outputs import write_atomic
+        from .report_html import evaluation_report
+
+        write_atomic(report, evaluation_report(result, cv, inputs=named), inputs)
+        result.info.append(f"wrote the report {term(report)}")
+
+
+def write_compare_report(comparison: Any, report: str, inputs: list[str]) -> None:
+    """``compare --report FILE.html``: the deltas (and CIs), per-class delta bars, and A's
+    and B's PR curves overlaid when both sides have curves. ``comparison.sources`` holds A
+    and B: their Results (predictions mode) or loaded ``-o json`` reports (reports mode:
+    curves when they were saved with ``--curves``); ``check_visuals(None, report, inputs)``
+    goes before the work."""
+    from .curves import curves_of
+    from .outputs import write_atomic
+    from .report_html import compare_report
+    from .text import term
+
+    a, b = getattr(comparison, "sources", None) or (None, None)
+    page = compare_report(
+        comparison,
+        curves_a=None if a is None else curves_of(a),
+        curves_b=None if b is None else curves_of(b),
+        label_a=os.path.basename(inputs[0]),
+        label_b=os.path.basename(inputs[1]),
+        inputs=dict(zip(("A", "B", "ground truth"), inputs, strict=False)),
+    )
+    write_atomic(report, page, inputs)
+    comparison.info.append(f"wrote the report {term(report)}")
+
+
 # --------------------------------------------------------------------------- evaluate
 
 OutputOpt = Annotated[
@@ -374,6 +470,9 @@ def evaluate_cmd(
         typer.Option("--voc-origin", help="VOC corners: 0 continuous (default), 1 devkit 1-based."),
     ] = 0,
     # --- end issue 17
+    curves: CurvesOpt = False,
+    plots: PlotsOpt = None,
+    report: ReportOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -425,6 +524,7 @@ def evaluate_cmd(
         from .outputs import check_target
 
         check_target(matches, inputs)  # fail before the work, not after
+    check_visuals(plots, report, inputs)
     progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
     try:
         result = evaluate(
@@ -459,6 +559,14 @@ def evaluate_cmd(
     finally:
         if progress is not None:
             progress.close()
+    write_visuals(
+        result,
+        curves=curves,
+        plots=plots,
+        report=report,
+        inputs=inputs,
+        named={"predictions": predictions, "ground truth": ground_truth},
+    )
     matches_text = None
     if matches is not None and result.matches is not None:
         from .report import matches_csv
