@@ -89,7 +89,25 @@ def write_atomic(
         raise OutputError(f"{path}: cannot write: {e.strerror or e}") from None
 
 
-def _write_direct(path: str, text: str, mode: int) -> None:
+def write_atomic_bytes(
+    path: str, data: bytes, inputs: Iterable[str] = (), read_files: Iterable[str] = ()
+) -> None:
+    """:func:`write_atomic` for binary content (PNG, SVG)."""
+    check_target(path, inputs, read_files)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    try:
+        if mode is not None and not stat.S_ISREG(mode):
+            _write_direct(path, data, mode)
+        else:
+            _write_replace(path, data)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+def _write_direct(path: str, text: str | bytes, mode: int) -> None:
     """A character device or a pipe: opened for writing as it is, never replaced. A FIFO
     nobody reads is an error at once (ENXIO), not a hang."""
     if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
@@ -103,20 +121,31 @@ def _write_direct(path: str, text: str, mode: int) -> None:
         raise
     if stat.S_ISFIFO(mode):
         os.set_blocking(fd, True)
+    if isinstance(text, bytes):
+        with os.fdopen(fd, "wb") as bh:
+            bh.write(text)
+            bh.flush()
+        return
     with os.fdopen(fd, "w", encoding="utf-8", newline="", errors="backslashreplace") as fh:
         fh.write(text)
         fh.flush()
 
 
-def _write_replace(path: str, text: str) -> None:
+def _write_replace(path: str, text: str | bytes) -> None:
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     fd, tmp = tempfile.mkstemp(prefix=".iou-eval-", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="", errors="backslashreplace") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as bh:
+                bh.write(text)
+                bh.flush()
+                os.fsync(bh.fileno())
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="", errors="backslashreplace") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
         if os.path.exists(target):
             with contextlib.suppress(OSError):
                 os.chmod(tmp, os.stat(target).st_mode & 0o777)

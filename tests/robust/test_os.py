@@ -308,7 +308,7 @@ def test_matches_dev_stdout_with_stdout_redirected_keeps_the_report(tmp_path: Pa
     assert r.returncode == 0, r.stderr
     text = out.read_text()
     assert text.startswith("category_id,name,AP")  # the report is there, then the matches
-    assert "\nimage,category,pred_id,gt_id,score,iou,outcome\n" in text
+    assert "\nimage,category,pred_id,gt_id,score,iou,outcome" in text
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
 
 
