@@ -1,0 +1,74 @@
+"""lvis-api (PyPI ``lvis`` 0.5.3) as an oracle: run LVISEval on in-memory dicts, quietly.
+
+lvis-api 0.5.3 calls ``np.float``, which NumPy 1.24 removed; the shim below puts the alias
+back for the oracle's sake (it is the builtin ``float``, exactly what the alias was). It is
+set only while lvis-api runs, so no code of ours can lean on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+SUMMARY_KEYS = [
+    "AP", "AP50", "AP75", "APs", "APm", "APl", "APr", "APc", "APf",
+    "AR300", "ARs", "ARm", "ARl",
+]  # fmt: skip
+# lvis-api's result keys, in the order of SUMMARY_KEYS
+LVIS_KEYS = [
+    "AP", "AP50", "AP75", "APs", "APm", "APl", "APr", "APc", "APf",
+    "AR@300", "ARs@300", "ARm@300", "ARl@300",
+]  # fmt: skip
+
+
+@contextlib.contextmanager
+def _np_float_shim() -> Iterator[None]:
+    had = "float" in np.__dict__
+    if not had:
+        np.float = float  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        if not had:
+            del np.float  # type: ignore[attr-defined]
+
+
+def lvis_api() -> Any:
+    """The ``lvis`` package, or skip the test when it is not installed."""
+    with _np_float_shim():
+        return pytest.importorskip("lvis")
+
+
+def lvis_eval(gt: dict[str, Any], dets: list[dict[str, Any]], iou_type: str = "bbox") -> Any:
+    """A finished ``LVISEval`` (evaluate, accumulate, summarize) of copies of the inputs."""
+    lvis = lvis_api()
+    logging.getLogger("lvis").setLevel(logging.ERROR)
+    with _np_float_shim(), contextlib.redirect_stdout(io.StringIO()):
+        lvis_gt = lvis.LVIS.__new__(lvis.LVIS)
+        lvis_gt.logger = logging.getLogger("lvis.lvis")
+        lvis_gt.dataset = copy.deepcopy(gt)
+        lvis_gt._create_index()
+        ev = lvis.LVISEval(lvis_gt, copy.deepcopy(dets), iou_type)
+        ev.run()
+    return ev
+
+
+def summary_of(ev: Any) -> list[float | None]:
+    """lvis-api's results in SUMMARY_KEYS order; its -1 (undefined) as None."""
+    return [None if ev.results[k] == -1 else float(ev.results[k]) for k in LVIS_KEYS]
+
+
+def per_class_ap(ev: Any) -> list[float | None]:
+    prec = ev.eval["precision"]  # (T, R, K, A)
+    out: list[float | None] = []
+    for k in range(prec.shape[2]):
+        s = prec[:, :, k, 0]
+        out.append(float(np.mean(s[s > -1])) if (s > -1).any() else None)
+    return out
