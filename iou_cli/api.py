@@ -11,7 +11,7 @@ from .errors import UsageError
 from .loaders import FORMATS, LoadOptions
 from .result import Result
 
-PROTOCOLS = ("coco", "voc", "voc07")
+PROTOCOLS = ("coco", "voc", "voc07", "lvis")
 IOU_TYPES = ("bbox", "segm")
 
 
@@ -127,6 +127,10 @@ def evaluate_dataset(
             want_matches=matches,
         )
         result = evaluate_coco(ds, params)
+    elif protocol == "lvis":
+        from .protocols.lvis import evaluate_lvis
+
+        result = evaluate_lvis(ds, iou_type=iou_type)
     else:
         if iou_type != "bbox":
             raise UsageError(

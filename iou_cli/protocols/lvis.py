@@ -156,3 +156,38 @@ def check_iou_type(iou_type: str) -> None:
 
 def _unused(*_: Any) -> None:  # placeholder until the protocol registry lands
     return None
+
+
+def evaluate_lvis(ds: Dataset, *, iou_type: str = "bbox") -> Any:
+    """Prototype on the pre-M1 COCO core (replaced by the registry version)."""
+    from dataclasses import replace
+
+    from ..result import Result
+    from .coco import CocoParams, run
+
+    fed = federated(ds)
+    rows, g_rows, nel = select(ds, fed)
+    pred = ds.pred.take(rows)
+    area = pred.area.copy()
+    area[nel] = -1.0  # outside every area range: ignored when unmatched
+    pred = replace(pred, area=area)
+    gt = ds.gt.take(g_rows)
+    n = len(gt)
+    gt = replace(gt, iscrowd=np.zeros(n, bool), difficult=np.zeros(n, bool))
+    sub = replace(ds, pred=pred, gt=gt)
+    params = CocoParams(iou_type=iou_type, max_dets=(MAX_DETS,), honor_ignore=True)
+    ev = run(sub, params)
+    prec = ev.precision[..., 0]
+    rec = ev.recall[..., 0]
+    summ = summary(prec, rec, params.iou_thrs, fed.frequency)
+    per_class = []
+    for k in range(len(ds.categories)):
+        row: dict[str, Any] = {
+            "category_id": ds.categories.ids[k],
+            "name": ds.categories.label(k),
+            "frequency": frequency_label(int(fed.frequency[k])),
+        }
+        s = summary(prec, rec, params.iou_thrs, fed.frequency, k=k)
+        row.update({key: v for key, v in s.items() if key not in ("APr", "APc", "APf")})
+        per_class.append(row)
+    return Result(summary=summ, per_class=per_class, params={"protocol": "lvis"})
