@@ -83,33 +83,41 @@ def _lists(
     missing: list[str],
 ) -> tuple[np.ndarray, np.ndarray]:
     """CSR (ptr, sorted unique category rows) of one per-image list of category ids."""
-    lengths = np.zeros(len(images), dtype=np.int64)
-    parts: list[np.ndarray] = []
     absent = [i for i, im in enumerate(images) if key not in im]
     if absent:
         missing.append(f"images[{absent[0]}].{key}")
+    img: list[int] = []
+    cat: list[int] = []
     for i, im in enumerate(images):
-        if key not in im:
+        ids = im.get(key)
+        if ids is None and key not in im:
             continue
-        ids = im[key]
         if not isinstance(ids, list):
             raise InputError(
                 path, f"images[{i}].{key}", f"expected a list of category ids, got {kind_of(ids)}"
             )
-        rows: list[int] = []
-        for j, v in enumerate(ids):
-            if not ((isinstance(v, int) and not isinstance(v, bool)) or isinstance(v, str)):
-                raise InputError(
-                    path, f"images[{i}].{key}[{j}]", f"expected a category id, got {kind_of(v)}"
-                )
-            r = cat_index.get(norm_id(v), -1)
-            if r >= 0:
-                rows.append(r)
-        if rows:
-            u = np.unique(np.asarray(rows, dtype=np.int64))
-            parts.append(u)
-            lengths[i] = u.shape[0]
-    ptr = np.zeros(len(images) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=ptr[1:])
-    col = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return ptr, col
+        try:
+            rows = [cat_index.get(v if type(v) is int else _checked_id(v), -1) for v in ids]
+        except TypeError:
+            j = next(j for j, v in enumerate(ids) if not _is_id(v))
+            raise InputError(
+                path, f"images[{i}].{key}[{j}]", f"expected a category id, got {kind_of(ids[j])}"
+            ) from None
+        img += [i] * len(rows)
+        cat += rows
+    n_cats = max(len(cat_index), 1)
+    keys = np.asarray(img, dtype=np.int64) * n_cats + np.asarray(cat, dtype=np.int64)
+    keys = np.unique(keys[np.asarray(cat, dtype=np.int64) >= 0])
+    ptr = np.searchsorted(keys, np.arange(len(images) + 1, dtype=np.int64) * n_cats)
+    return ptr.astype(np.int64), (keys % n_cats).astype(np.int64)
+
+
+def _is_id(v: object) -> bool:
+    return (isinstance(v, int) and not isinstance(v, bool)) or isinstance(v, str)
+
+
+def _checked_id(v: object) -> Hashable:
+    """A category id from a list (an integer or a string of one), normalised."""
+    if not _is_id(v):
+        raise TypeError
+    return norm_id(v)  # type: ignore[arg-type]
