@@ -120,4 +120,4 @@ def _checked_id(v: object) -> Hashable:
     """A category id from a list (an integer or a string of one), normalised."""
     if not _is_id(v):
         raise TypeError
-    return norm_id(v)  # type: ignore[arg-type]
+    return norm_id(v)
