@@ -72,3 +72,24 @@ def per_class_ap(ev: Any) -> list[float | None]:
         s = prec[:, :, k, 0]
         out.append(float(np.mean(s[s > -1])) if (s > -1).any() else None)
     return out
+
+
+def counts_at(ev: Any, score_thr: float, iou_thr: float = 0.5) -> tuple[int, int, int]:
+    """(tp, fp, fn) from lvis-api's per-image results (area "all") at one IoU threshold,
+    counting predictions scored >= ``score_thr``: a match to a non-ignored ground truth is a
+    true positive, an unmatched prediction not ignored a false positive."""
+    t = int(np.flatnonzero(np.isclose(ev.params.iou_thrs, iou_thr))[0])
+    tp = fp = n_gt = 0
+    n_area = len(ev.params.area_rng)
+    n_img = len(ev.params.img_ids)
+    for k in range(len(ev.params.cat_ids)):
+        for e in ev.eval_imgs[k * n_area * n_img : k * n_area * n_img + n_img]:
+            if e is None:
+                continue
+            keep = np.asarray(e["dt_scores"], dtype=float) >= score_thr
+            matched = e["dt_matches"][t] > 0
+            ignored = e["dt_ignore"][t].astype(bool)
+            tp += int((keep & matched & ~ignored).sum())
+            fp += int((keep & ~matched & ~ignored).sum())
+            n_gt += int((np.asarray(e["gt_ignore"]) == 0).sum())
+    return tp, fp, n_gt - tp
