@@ -20,13 +20,20 @@ prediction means:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..data import Dataset, Federated
-from ..errors import InputError, UsageError
+from ..errors import InputError
+from ..metrics import operating_point
+from ..result import Result
+from . import Protocol
+from .coco import CocoEvaluation, CocoParams, stat_keys
+from .coco import run as run_coco
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -146,48 +153,142 @@ def summary(
 
 
 def frequency_label(code: int) -> str | None:
-    return FREQUENCY_GROUPS[code] if 0 <= code < 3 else None
+    return FREQUENCY_GROUPS[code] if 0 <= code < len(FREQUENCY_GROUPS) else None
 
 
-def check_iou_type(iou_type: str) -> None:
-    if iou_type not in ("bbox", "segm"):
-        raise UsageError(f"--protocol lvis: --iou-type bbox or segm, got {iou_type!r}")
+@dataclass
+class LvisEvaluation(CocoEvaluation):
+    """lvis-api's ``eval`` as COCO-shaped arrays, on what lvis-api evaluates.
+
+    ``dataset`` is the evaluated selection (the top 300 predictions per image of area > 0 in
+    classes present or verified absent; ground truths of area > 0), so ``table``'s rows and
+    the ``--matches`` ids refer to it; ``source`` is the whole joined dataset. ``precision``
+    (T, R, K, A, 1) and ``recall`` (T, K, A, 1) are lvis-api's ``precision`` (T, R, K, A) and
+    ``recall`` (T, K, A) with pycocotools' maxDets axis (300) kept; ``frequency`` is each
+    class's group (0 r, 1 c, 2 f).
+    """
+
+    frequency: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    source: Dataset | None = None
+    n_over: int = 0  # images with more than 300 predictions
+    most: int = 0  # the most predictions of one image
+
+    def lvis_stats(self, k: int | None = None) -> dict[str, float | None]:
+        """The 13 values of ``LVISEval.summarize`` (of class ``k`` only: its group's value
+        is its AP, the other groups' None)."""
+        return summary(
+            self.precision[..., -1], self.recall[..., -1], self.params.iou_thrs, self.frequency, k=k
+        )
+
+    def summary(self) -> dict[str, Any]:
+        score, tp, fp, iou = self._op_columns()
+        out: dict[str, Any] = dict(self.lvis_stats())
+        out.update(
+            operating_point(
+                score,
+                tp,
+                fp,
+                iou,
+                int(self.table.n_pos.sum()),
+                score_thr=self.score_thr,
+                iou_thr=self.params.op_iou_thr,
+            )
+        )
+        return out
+
+    def per_class(self) -> list[dict[str, Any]]:
+        rows = super().per_class()  # category, counts, COCO stats, operating point
+        coco_keys = set(stat_keys(self.params.max_dets))
+        out: list[dict[str, Any]] = []
+        for k, row in enumerate(rows):
+            stats = self.lvis_stats(k)
+            new: dict[str, Any] = {
+                "category_id": row["category_id"],
+                "name": row["name"],
+                "frequency": frequency_label(int(self.frequency[k])),
+                "n_gt": row["n_gt"],
+                "n_det": row["n_det"],
+            }
+            new.update({key: v for key, v in stats.items() if key not in GROUP_KEYS})
+            new.update(
+                {key: v for key, v in row.items() if key not in new and key not in coco_keys}
+            )
+            out.append(new)
+        return out
+
+    def result(self) -> Result:
+        p = self.params
+        params: dict[str, Any] = {
+            "protocol": "lvis",
+            "iou_type": p.iou_type,
+            "iou_thrs": [float(t) for t in p.iou_thrs],
+            "rec_thrs": int(p.rec_thrs.shape[0]),
+            "max_dets_per_image": MAX_DETS,
+            "area_ranges": {n: [lo, hi] for n, lo, hi in p.area_rngs},
+            "op_iou_thr": p.op_iou_thr,
+            "score_thr": self.score_thr,
+            "score_thr_source": "given" if p.score_thr is not None else "max-f1",
+            "evaluated_predictions": len(self.dataset.pred),
+            "evaluated_ground_truths": len(self.dataset.gt),
+        }
+        result = Result(
+            summary=self.summary(),
+            per_class=self.per_class(),
+            params=params,
+            matches=self.matches() if p.want_matches else None,
+            evaluation=self,
+        )
+        if self.n_over:
+            result.warnings.append(
+                f"{self.n_over} image{'s have' if self.n_over > 1 else ' has'} more than "
+                f"{MAX_DETS} predictions (at most {self.most}): only the {MAX_DETS} "
+                f"highest-scoring of each are evaluated (LVIS's limit per image)"
+            )
+        return result
 
 
-def _unused(*_: Any) -> None:  # placeholder until the protocol registry lands
-    return None
+GROUP_KEYS = ("APr", "APc", "APf")
 
 
-def evaluate_lvis(ds: Dataset, *, iou_type: str = "bbox") -> Any:
-    """Prototype on the pre-M1 COCO core (replaced by the registry version)."""
-    from dataclasses import replace
-
-    from ..result import Result
-    from .coco import CocoParams, run
-
+def run(ds: Dataset, opts: Mapping[str, Any]) -> LvisEvaluation:
+    """Select what lvis-api evaluates, then match and accumulate it with the COCO core."""
     fed = federated(ds)
-    rows, g_rows, nel = select(ds, fed)
-    pred = ds.pred.take(rows)
-    area = pred.area.copy()
-    area[nel] = -1.0  # outside every area range: ignored when unmatched
-    pred = replace(pred, area=area)
+    rows, g_rows, not_exhaustive = select(ds, fed)
     gt = ds.gt.take(g_rows)
     n = len(gt)
-    gt = replace(gt, iscrowd=np.zeros(n, bool), difficult=np.zeros(n, bool))
-    sub = replace(ds, pred=pred, gt=gt)
-    params = CocoParams(iou_type=iou_type, max_dets=(MAX_DETS,), honor_ignore=True)
-    ev = run(sub, params)
-    prec = ev.precision[..., 0]
-    rec = ev.recall[..., 0]
-    summ = summary(prec, rec, params.iou_thrs, fed.frequency)
-    per_class = []
-    for k in range(len(ds.categories)):
-        row: dict[str, Any] = {
-            "category_id": ds.categories.ids[k],
-            "name": ds.categories.label(k),
-            "frequency": frequency_label(int(fed.frequency[k])),
-        }
-        s = summary(prec, rec, params.iou_thrs, fed.frequency, k=k)
-        row.update({key: v for key, v in s.items() if key not in ("APr", "APc", "APf")})
-        per_class.append(row)
-    return Result(summary=summ, per_class=per_class, params={"protocol": "lvis"})
+    no = np.zeros(n, dtype=bool)
+    # lvis-api passes iscrowd=0 to the IoU and honours a ground truth's own `ignore`
+    gt = replace(gt, iscrowd=no, difficult=no.copy())
+    sub = replace(ds, pred=ds.pred.take(rows), gt=gt)
+    params = CocoParams(
+        iou_type=opts.get("iou_type", "bbox"),
+        max_dets=(MAX_DETS,),  # per image, so per (image, class) too
+        honor_ignore=True,
+        op_iou_thr=float(opts.get("iou_thr", 0.5)),
+        score_thr=opts.get("score_thr"),
+        want_matches=bool(opts.get("matches", False)),
+        keep_tables=bool(opts.get("keep_tables", False)),
+    )
+    ev = run_coco(sub, params, ignore_unmatched=not_exhaustive)
+    counts = np.bincount(ds.pred.image) if len(ds.pred) else np.zeros(0, dtype=np.int64)
+    return LvisEvaluation(
+        **{f.name: getattr(ev, f.name) for f in fields(ev) if f.init and f.name != "protocol"},
+        protocol="lvis",
+        frequency=fed.frequency,
+        source=ds,
+        n_over=int(np.count_nonzero(counts > MAX_DETS)),
+        most=int(counts.max()) if counts.size else 0,
+    )
+
+
+PROTOCOLS = {
+    "lvis": Protocol(
+        name="lvis",
+        description="LVIS federated AP (lvis-api): 300 predictions per image, APr/APc/APf",
+        options=frozenset({"keep_tables"}),
+        defaults={},
+        iou_types=("bbox", "segm"),
+        summary_keys=lambda opts: list(SUMMARY_KEYS),
+        run=run,
+    )
+}

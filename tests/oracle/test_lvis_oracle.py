@@ -21,7 +21,14 @@ import pytest
 from iou_cli.api import evaluate, load_pair
 from iou_cli.loaders import LoadOptions
 from iou_cli.protocols.lvis import federated, select
-from tests.oracle.lvisapi import SUMMARY_KEYS, lvis_api, lvis_eval, per_class_ap, summary_of
+from tests.oracle.lvisapi import (
+    SUMMARY_KEYS,
+    counts_at,
+    lvis_api,
+    lvis_eval,
+    per_class_ap,
+    summary_of,
+)
 from tests.oracle.lvisgen import random_lvis_scene
 
 N_SEEDS = int(os.environ.get("IOU_EVAL_LVIS_SEEDS", "12"))
@@ -107,3 +114,21 @@ def test_evaluated_predictions_and_ground_truths_are_lvis_apis(tmp_path: Path, s
     )
     over = Counter(d["image_id"] for d in dets)
     assert max(over.values()) > 300  # the scene does exercise the per-image cap
+
+
+@pytest.mark.parametrize("seed, score_thr, iou_thr", [(0, 0.3, 0.5), (1, 0.0, 0.75), (2, 0.6, 0.5)])
+def test_operating_point_counts_are_lvis_apis(
+    tmp_path: Path, seed: int, score_thr: float, iou_thr: float
+) -> None:
+    # TP / FP / FN at one IoU threshold and confidence, counted from lvis-api's per-image
+    # results (dt_matches, dt_ignore, gt_ignore of area "all"); the --matches rows agree
+    gt, dets = random_lvis_scene(seed)
+    preds, gt_path = _files(tmp_path, gt, dets)
+    r = evaluate(
+        preds, gt_path, protocol="lvis", score_thr=score_thr, iou_thr=iou_thr, matches=True
+    )
+    tp, fp, fn = counts_at(lvis_eval(gt, dets), score_thr, iou_thr)
+    assert (r.summary["tp"], r.summary["fp"], r.summary["fn"]) == (tp, fp, fn)
+    assert r.matches is not None
+    assert Counter(r.matches.columns["outcome"])["TP"] == tp
+    assert Counter(r.matches.columns["outcome"])["FN"] == fn
