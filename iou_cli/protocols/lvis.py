@@ -16,6 +16,12 @@ prediction means:
   field is honoured; one maxDets, 300 (per image, so per (image, class) too);
 * AP means over classes with ground truth (others are -1 and left out), AR at 300; APr,
   APc, APf mean over the classes of each frequency group.
+
+:func:`select` does the first three on columns; :func:`run` hands the selection to the COCO
+core (``coco.run`` with ``ignore_unmatched`` for the fourth, which it folds into each match
+table's ``det_out``) and wraps the result as an :class:`LvisEvaluation`, which adds the
+13 lvis-api values; the operating point and ``--matches`` rows are the COCO protocol's, over
+the evaluated predictions.
 """
 
 from __future__ import annotations
