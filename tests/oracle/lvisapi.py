@@ -93,3 +93,27 @@ def counts_at(ev: Any, score_thr: float, iou_thr: float = 0.5) -> tuple[int, int
             fp += int((keep & ~matched & ~ignored).sum())
             n_gt += int((np.asarray(e["gt_ignore"]) == 0).sum())
     return tp, fp, n_gt - tp
+
+
+def fates(ev: Any, iou_thr: float = 0.5) -> tuple[list[tuple[Any, ...]], list[int]]:
+    """lvis-api's fate of every evaluated prediction (area "all", one IoU threshold):
+    ``(image_id, category_id, score, outcome, matched gt id or -1)`` with outcome TP, FP or
+    ignored; and the ids of the counted ground truths no prediction took (FN)."""
+    t = int(np.flatnonzero(np.isclose(ev.params.iou_thrs, iou_thr))[0])
+    n_area = len(ev.params.area_rng)
+    n_img = len(ev.params.img_ids)
+    out: list[tuple[Any, ...]] = []
+    missed: list[int] = []
+    for k in range(len(ev.params.cat_ids)):
+        for e in ev.eval_imgs[k * n_area * n_img : k * n_area * n_img + n_img]:
+            if e is None:
+                continue
+            for j, score in enumerate(e["dt_scores"]):
+                m = int(e["dt_matches"][t][j])
+                ig = bool(e["dt_ignore"][t][j])
+                outcome = "ignored" if ig else ("TP" if m > 0 else "FP")
+                out.append((e["image_id"], e["category_id"], score, outcome, m if m > 0 else -1))
+            for j, gid in enumerate(e["gt_ids"]):
+                if e["gt_ignore"][j] == 0 and e["gt_matches"][t][j] == 0:
+                    missed.append(int(gid))
+    return out, missed

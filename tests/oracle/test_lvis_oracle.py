@@ -24,6 +24,7 @@ from iou_cli.protocols.lvis import federated, select
 from tests.oracle.lvisapi import (
     SUMMARY_KEYS,
     counts_at,
+    fates,
     lvis_api,
     lvis_eval,
     per_class_ap,
@@ -132,3 +133,31 @@ def test_operating_point_counts_are_lvis_apis(
     assert r.matches is not None
     assert Counter(r.matches.columns["outcome"])["TP"] == tp
     assert Counter(r.matches.columns["outcome"])["FN"] == fn
+
+
+@pytest.mark.parametrize("seed, iou_thr", [(3, 0.5), (4, 0.5), (5, 0.75)])
+def test_matches_rows_are_lvis_apis_fates(tmp_path: Path, seed: int, iou_thr: float) -> None:
+    # every evaluated prediction's fate (TP / FP / ignored) and the ground truth it took,
+    # and the missed ground truths, equal lvis-api's per-image results at --score-thr 0
+    gt, dets = random_lvis_scene(seed)
+    preds, gt_path = _files(tmp_path, gt, dets)
+    r = evaluate(preds, gt_path, protocol="lvis", score_thr=0.0, iou_thr=iou_thr, matches=True)
+    assert r.matches is not None
+    cols = r.matches.columns
+    ours = Counter(
+        (im, dets[int(p) - 1]["category_id"], s, o, int(g))
+        for im, p, s, o, g in zip(
+            cols["image"],
+            cols["pred_id"],
+            cols["score"],
+            cols["outcome"],
+            cols["gt_id"],
+            strict=True,
+        )
+        if o != "FN"
+    )
+    theirs, missed = fates(lvis_eval(gt, dets), iou_thr)
+    assert ours == Counter(theirs)
+    fn = sorted(int(g) for g, o in zip(cols["gt_id"], cols["outcome"], strict=True) if o == "FN")
+    assert fn == sorted(missed)
+    assert {"TP", "FP", "ignored"} <= set(cols["outcome"])
