@@ -127,3 +127,42 @@ def test_dropping_false_positives_through_the_same_ap_code() -> None:
     table.drop(fp)
     p, _, _ = accumulate(table, n_classes=1)
     assert float(np.mean(p[t50, :, 0, -1])) == 1.0
+
+
+@pytest.mark.parametrize("seed", range(N_SEEDS))
+def test_matches_rows_at_score_thr_0_are_evalimgs_fates(seed: int) -> None:
+    # --matches at --score-thr 0: every evaluated prediction's fate at IoU 0.5 as
+    # pycocotools' evalImgs (area all, largest maxDets), and one FN row per counted ground
+    # truth no prediction took
+    gt, dets = random_scene(seed)
+    if not dets:
+        pytest.skip("pycocotools cannot load an empty result list")
+    r = evaluate(dets, gt, matches=True, score_thr=0.0)
+    oracle = pycoco_eval(gt, dets)
+    m = r.matches
+    assert m is not None
+    ours = {}
+    fn = set()
+    for pid, gid, outcome in zip(
+        m.columns["pred_id"], m.columns["gt_id"], m.columns["outcome"], strict=True
+    ):
+        if outcome == "FN":
+            fn.add(int(gid))
+        else:
+            ours[int(pid)] = (int(gid) if gid >= 0 else 0, outcome)
+    theirs = {}
+    taken = set()
+    counted = set()
+    all_rng = tuple(oracle.params.areaRng[0])
+    for e in oracle.evalImgs:
+        if e is None or tuple(e["aRng"]) != all_rng or e["maxDet"] != oracle.params.maxDets[-1]:
+            continue
+        for j, dt_id in enumerate(e["dtIds"]):
+            g = int(e["dtMatches"][0, j])
+            ign = bool(e["dtIgnore"][0, j])
+            theirs[int(dt_id)] = (g, "ignored" if ign else ("TP" if g else "FP"))
+            if g:
+                taken.add(g)
+        counted |= {int(g) for g, i in zip(e["gtIds"], e["gtIgnore"], strict=True) if not i}
+    assert ours == theirs
+    assert fn == counted - taken

@@ -163,3 +163,12 @@ def test_voc_matcher_in_small_blocks_gives_the_same_outcome(
     assert sliced.summary == whole.summary and sliced.per_class == whole.per_class
     assert sliced.matches is not None and whole.matches is not None
     assert list(sliced.matches.columns["outcome"]) == list(whole.matches.columns["outcome"])
+
+
+def test_extra_sections_reach_the_json_report() -> None:
+    from iou_cli.report import to_json
+
+    r = evaluate(PRED, GT)
+    r.extra["example"] = {"values": np.array([1.5, np.nan])}
+    doc = json.loads(to_json(r))
+    assert list(doc)[-1] == "example" and doc["example"] == {"values": [1.5, None]}
