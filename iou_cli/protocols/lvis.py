@@ -38,7 +38,7 @@ from ..errors import InputError
 from ..metrics import operating_point
 from ..result import Result
 from . import Protocol
-from .coco import CocoEvaluation, CocoParams, stat_keys
+from .coco import CocoEvaluation, CocoParams
 from .coco import run as run_coco
 
 FloatArray = npt.NDArray[np.float64]
@@ -114,32 +114,20 @@ def mean_defined(values: FloatArray) -> float | None:
 
 
 def summary(
-    precision: FloatArray,
-    recall: FloatArray,
-    iou_thrs: FloatArray,
-    frequency: IntArray,
-    *,
-    k: int | None = None,
+    precision: FloatArray, recall: FloatArray, iou_thrs: FloatArray, frequency: IntArray
 ) -> dict[str, float | None]:
     """The 13 values of ``LVISEval.summarize`` from ``precision (T, R, K, A)`` and
-    ``recall (T, K, A)`` (areas all, small, medium, large); ``k``: one class only (its
-    frequency group's value is its AP, the other groups' None)."""
+    ``recall (T, K, A)`` (areas all, small, medium, large), ``np.mean`` over the same
+    elements in the same order as lvis-api's ``_summarize``."""
 
     def ap(t: float | None = None, a: int = 0, cats: IntArray | None = None) -> float | None:
-        s = precision
+        s = precision[..., a]  # a view: (T, R, K)
         if t is not None:
             s = s[np.flatnonzero(iou_thrs == t)]
-        if cats is not None:
-            return mean_defined(s[:, :, cats, a])
-        return mean_defined(s[:, :, :, a] if k is None else s[:, :, k, a])
+        return mean_defined(s if cats is None else s[:, :, cats])
 
     def ar(a: int = 0) -> float | None:
-        return mean_defined(recall[:, :, a] if k is None else recall[:, k, a])
-
-    def group(g: int) -> float | None:
-        if k is not None:
-            return ap(cats=np.asarray([k])) if frequency[k] == g else None
-        return ap(cats=np.flatnonzero(frequency == g))
+        return mean_defined(recall[:, :, a])
 
     return {
         "AP": ap(),
@@ -148,9 +136,9 @@ def summary(
         "APs": ap(a=1),
         "APm": ap(a=2),
         "APl": ap(a=3),
-        "APr": group(0),
-        "APc": group(1),
-        "APf": group(2),
+        "APr": ap(cats=np.flatnonzero(frequency == 0)),
+        "APc": ap(cats=np.flatnonzero(frequency == 1)),
+        "APf": ap(cats=np.flatnonzero(frequency == 2)),
         "AR300": ar(),
         "ARs": ar(1),
         "ARm": ar(2),
@@ -179,11 +167,10 @@ class LvisEvaluation(CocoEvaluation):
     n_over: int = 0  # images with more than 300 predictions
     most: int = 0  # the most predictions of one image
 
-    def lvis_stats(self, k: int | None = None) -> dict[str, float | None]:
-        """The 13 values of ``LVISEval.summarize`` (of class ``k`` only: its group's value
-        is its AP, the other groups' None)."""
+    def lvis_stats(self) -> dict[str, float | None]:
+        """The 13 values of ``LVISEval.summarize``."""
         return summary(
-            self.precision[..., -1], self.recall[..., -1], self.params.iou_thrs, self.frequency, k=k
+            self.precision[..., -1], self.recall[..., -1], self.params.iou_thrs, self.frequency
         )
 
     def summary(self) -> dict[str, Any]:
@@ -203,22 +190,17 @@ class LvisEvaluation(CocoEvaluation):
         return out
 
     def per_class(self) -> list[dict[str, Any]]:
-        rows = super().per_class()  # category, counts, COCO stats, operating point
-        coco_keys = set(stat_keys(self.params.max_dets))
+        """Per class: ``frequency``, then the COCO protocol's row, whose stats with the one
+        maxDets 300 are lvis-api's per class (AP ... APl, AR300, ARs, ARm, ARl: the same
+        means over the class's slice of ``precision`` / ``recall``), and operating point."""
         out: list[dict[str, Any]] = []
-        for k, row in enumerate(rows):
-            stats = self.lvis_stats(k)
+        for k, row in enumerate(super().per_class()):
             new: dict[str, Any] = {
-                "category_id": row["category_id"],
-                "name": row["name"],
+                "category_id": row.pop("category_id"),
+                "name": row.pop("name"),
                 "frequency": frequency_label(int(self.frequency[k])),
-                "n_gt": row["n_gt"],
-                "n_det": row["n_det"],
             }
-            new.update({key: v for key, v in stats.items() if key not in GROUP_KEYS})
-            new.update(
-                {key: v for key, v in row.items() if key not in new and key not in coco_keys}
-            )
+            new.update(row)
             out.append(new)
         return out
 
@@ -251,9 +233,6 @@ class LvisEvaluation(CocoEvaluation):
                 f"highest-scoring of each are evaluated (LVIS's limit per image)"
             )
         return result
-
-
-GROUP_KEYS = ("APr", "APc", "APf")
 
 
 def run(ds: Dataset, opts: Mapping[str, Any]) -> LvisEvaluation:

@@ -65,12 +65,29 @@ def summary_of(ev: Any) -> list[float | None]:
     return [None if ev.results[k] == -1 else float(ev.results[k]) for k in LVIS_KEYS]
 
 
-def per_class_ap(ev: Any) -> list[float | None]:
-    prec = ev.eval["precision"]  # (T, R, K, A)
-    out: list[float | None] = []
+CLASS_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR300", "ARs", "ARm", "ARl"]
+
+
+def per_class(ev: Any) -> list[dict[str, float | None]]:
+    """lvis-api's ``_summarize`` restricted to one class, for every class: the mean of its
+    defined slice of ``eval["precision"]`` (T, R, K, A) / ``eval["recall"]`` (T, K, A)."""
+    prec, rec = ev.eval["precision"], ev.eval["recall"]
+    thrs = ev.params.iou_thrs
+
+    def mean(s: Any) -> float | None:
+        return float(np.mean(s[s > -1])) if (s > -1).any() else None
+
+    out = []
     for k in range(prec.shape[2]):
-        s = prec[:, :, k, 0]
-        out.append(float(np.mean(s[s > -1])) if (s > -1).any() else None)
+        row = {
+            "AP": mean(prec[:, :, k, 0]),
+            "AP50": mean(prec[np.where(thrs == 0.5)[0]][:, :, k, 0]),
+            "AP75": mean(prec[np.where(thrs == 0.75)[0]][:, :, k, 0]),
+        }
+        row.update({key: mean(prec[:, :, k, a]) for a, key in ((1, "APs"), (2, "APm"), (3, "APl"))})
+        keys = ((0, "AR300"), (1, "ARs"), (2, "ARm"), (3, "ARl"))
+        row.update({key: mean(rec[:, k, a]) for a, key in keys})
+        out.append(row)
     return out
 
 

@@ -4,8 +4,9 @@ Every scene (tests/oracle/lvisgen.py) holds each federated case: images over 300
 predictions with score ties at the 300th place, negative classes, not-exhaustive classes,
 classes of each frequency, rare classes without ground truth, ground truths of area 0 and
 with a user ``ignore``, zero-size predictions. Checked: the 13 summary values and every
-class's AP to |delta| <= 1e-12 (None where lvis-api says -1), the frequency group on each
-per-class row, and, stage by stage, the predictions and ground truths lvis-api evaluates.
+class's AP, AP50, AP75, APs/m/l, AR300 and ARs/m/l to |delta| <= 1e-12 (None where lvis-api
+says -1), the frequency group on each per-class row, stage by stage the predictions and
+ground truths lvis-api evaluates, and each prediction's fate (the --matches rows).
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from iou_cli.api import evaluate, load_pair
 from iou_cli.loaders import LoadOptions
 from iou_cli.protocols.lvis import federated, select
 from tests.oracle.lvisapi import (
+    CLASS_KEYS,
     SUMMARY_KEYS,
     counts_at,
     fates,
     lvis_api,
     lvis_eval,
-    per_class_ap,
+    per_class,
     summary_of,
 )
 from tests.oracle.lvisgen import random_lvis_scene
@@ -61,7 +63,9 @@ def _check(tmp_path: Path, gt: dict[str, Any], dets: list[dict[str, Any]], iou_t
     ev = lvis_eval(gt, dets, iou_type)
     ours = [r.summary[k] for k in SUMMARY_KEYS]
     assert _close(ours, summary_of(ev)), (ours, summary_of(ev))
-    assert _close([row["AP"] for row in r.per_class], per_class_ap(ev))
+    theirs = per_class(ev)
+    for key in CLASS_KEYS:
+        assert _close([row[key] for row in r.per_class], [row[key] for row in theirs]), key
     freq = {c["id"]: c["frequency"] for c in gt["categories"]}
     assert [row["frequency"] for row in r.per_class] == [
         freq[row["category_id"]] for row in r.per_class
