@@ -11,6 +11,7 @@ import contextlib
 import copy
 import io
 import logging
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,7 +51,9 @@ def lvis_eval(gt: dict[str, Any], dets: list[dict[str, Any]], iou_type: str = "b
     """A finished ``LVISEval`` (evaluate, accumulate, summarize) of copies of the inputs."""
     lvis = lvis_api()
     logging.getLogger("lvis").setLevel(logging.ERROR)
-    with _np_float_shim(), contextlib.redirect_stdout(io.StringIO()):
+    with _np_float_shim(), contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        # lvis-api calls the deprecated Logger.warn when given a results list
+        warnings.simplefilter("ignore", DeprecationWarning)
         lvis_gt = lvis.LVIS.__new__(lvis.LVIS)
         lvis_gt.logger = logging.getLogger("lvis.lvis")
         lvis_gt.dataset = copy.deepcopy(gt)
