@@ -60,16 +60,19 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 1
 	$(BIN)/python bench/run.py --scale 1 --iou-type segm
 	$(BIN)/python bench/run.py --scale 1 --tools iou-eval,iou-eval+analyses
+	$(BIN)/python bench/lvis_bench.py
 
 bench-10x: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 10
 
 # Long campaigns: hypothesis mutation fuzzers (tests marked fuzz; `make test` runs them short),
-# 1000 random COCO scenes against pycocotools, then coverage-guided atheris when it installs.
+# 1000 random COCO scenes against pycocotools, 1000 TIDE scenes against tidecv, 300 federated
+# scenes against lvis-api, then coverage-guided atheris when it installs.
 fuzz: $(TSTAMP) $(TIDECV)
 	IOU_EVAL_FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest tests -m fuzz -p no:cacheprovider
 	IOU_EVAL_DIFF_SEEDS=1000 $(BIN)/python -m pytest tests/oracle/test_coco_random.py -p no:cacheprovider
 	IOU_EVAL_TIDE_SCENES=1000 $(BIN)/python -m pytest tests/analysis/test_tide_oracle.py -p no:cacheprovider
+	IOU_EVAL_LVIS_SEEDS=300 $(BIN)/python -m pytest tests/oracle/test_lvis_oracle.py -p no:cacheprovider
 	@if $(PIP) install atheris; then \
 		$(BIN)/python tests/robust/atheris_loaders.py -atheris_runs=50000; \
 	else echo "make fuzz: atheris does not install here; coverage-guided step skipped"; fi

@@ -444,7 +444,11 @@ def evaluate_cmd(
     per_class: PerClassOpt = False,
     iou_type: Annotated[str, typer.Option("--iou-type", help="bbox or segm.")] = "bbox",
     protocol: Annotated[
-        str, typer.Option("--protocol", help="coco (default), voc (all-point) or voc07 (11-point).")
+        str,
+        typer.Option(
+            "--protocol",
+            help="coco (default), voc (all-point), voc07 (11-point) or lvis (federated, lvis-api).",
+        ),
     ] = "coco",
     iou_thr: Annotated[
         float, typer.Option("--iou-thr", help="IoU threshold of the operating point (and VOC).")

@@ -115,6 +115,7 @@ def summary_pairs(result: Result) -> list[tuple[str, str]]:
 # per-class columns shown in tables/markdown (all of them are in CSV/JSON), with short
 # headers so that a table stays within 80 columns without truncating a number
 _CLASS_TABLE_KEYS = (
+    ("frequency", "fq"),  # LVIS: r, c or f
     ("AP", "AP"),
     ("AP50", "AP50"),
     ("AP75", "AP75"),

@@ -64,7 +64,7 @@ def big_scene(folder: Path, n: int = 4000) -> list[str]:
 
 
 def test_reader_closes_the_pipe_early_is_quiet_141(tmp_path: Path) -> None:
-    args = big_scene(tmp_path)
+    args = big_scene(tmp_path, 20_000)  # ~600 kB: far more than a pipe buffer
     proc = subprocess.Popen(
         [sys.executable, "-m", "iou_cli", *args, "-q", "-o", "csv", "--matches", "-"],
         stdout=subprocess.PIPE,
