@@ -80,11 +80,17 @@ class StdoutFailed(Exception):
         self.errno = exc.errno
 
 
+_PIECE = 1 << 16
+
+
 def write_stdout(text: str) -> None:
     """Write ``text`` to stdout and flush, turning an OS failure into :class:`StdoutFailed`."""
     try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        # in 64 KiB pieces, each flushed: a reader that leaves mid-way (`| head -1`) is
+        # then seen as EPIPE on the next piece, never as one short write taken for done
+        for start in range(0, max(len(text), 1), _PIECE):
+            sys.stdout.write(text[start : start + _PIECE])
+            sys.stdout.flush()
     except OSError as exc:
         raise StdoutFailed(exc) from None
 
