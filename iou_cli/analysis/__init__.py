@@ -1,0 +1,1 @@
+"""Analyses built on the evaluation objects (compare, bootstrap, ...)."""

@@ -1,0 +1,132 @@
+"""The weighted accumulation against pycocotools: all multiplicities 1 is the single run,
+integer multiplicities are a real re-evaluation of the duplicated image set."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iou_cli.analysis.bootstrap import WeightedCoco, multiplicities
+from tests.analysis.pycoco_tables import duplicate_images, tables_from_pycoco
+from tests.oracle.cocogen import random_scene
+from tests.oracle.pycoco import pycoco_eval
+
+AREAS = ["all", "small", "medium", "large"]
+
+
+def _weighted(ev) -> WeightedCoco:  # type: ignore[no-untyped-def]
+    p = ev.params
+    return WeightedCoco(
+        tables_from_pycoco(ev),
+        n_classes=len(p.catIds),
+        rec_thrs=p.recThrs,
+        max_dets=tuple(p.maxDets),
+    )
+
+
+def _check_equal(ev, st, row: int) -> None:  # type: ignore[no-untyped-def]
+    """Sample ``row`` of ``st`` equals pycocotools' precision/recall arrays bit for bit."""
+    prec = ev.eval["precision"]  # (T, R, K, A, M)
+    rec = ev.eval["recall"]  # (T, K, A, M)
+    for a, name in enumerate(AREAS):
+        valid = st.n_pos[name][row] > 0
+        ref_valid = (prec[0, 0, :, a, -1] > -1)
+        assert np.array_equal(valid, ref_valid), name
+        got_q = st.q[name][row][:, valid, :]  # (T, Kv, R)
+        want_q = prec[:, :, valid, a, -1].transpose(0, 2, 1)
+        assert np.array_equal(got_q, want_q), name
+        got_r = st.rc[name][row][:, valid, :]  # (T, Kv, M)
+        assert np.array_equal(got_r, rec[:, valid, a, :]), name
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unit_weights_are_the_single_run(seed: int) -> None:
+    gt, dets = random_scene(seed, n_images=15, n_cats=5)
+    ev = pycoco_eval(gt, dets)
+    wc = _weighted(ev)
+    st = wc.sample(np.ones((2, len(gt["images"])), dtype=np.int32))
+    _check_equal(ev, st, 0)
+    _check_equal(ev, st, 1)
+
+
+def _unique_scores(dets, seed: int):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    scores = rng.permutation(len(dets)) / len(dets) + 1e-4
+    return [{**d, "score": float(s)} for d, s in zip(dets, scores, strict=True)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_integer_weights_are_the_duplicated_image_set(seed: int) -> None:
+    """Unique scores: bit-for-bit equal to pycocotools on the image set with copies."""
+    gt, dets = random_scene(100 + seed, n_images=12, n_cats=4)
+    dets = _unique_scores(dets, seed)
+    ev = pycoco_eval(gt, dets)
+    wc = _weighted(ev)
+    w = next(multiplicities(len(gt["images"]), 1, seed))
+    assert w.sum() == len(gt["images"])
+    gt2, dets2 = duplicate_images(gt, dets, w[0])
+    ev2 = pycoco_eval(gt2, dets2)
+    _check_equal(ev2, wc.sample(w), 0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tied_scores_differ_only_by_tie_order(seed: int) -> None:
+    """With tied scores the duplicated set orders a tie by image id, so precision inside a
+    tie block may differ; recall (and n_pos) never does, and AP stays close."""
+    gt, dets = random_scene(200 + seed, n_images=12, n_cats=4)
+    ev = pycoco_eval(gt, dets)
+    wc = _weighted(ev)
+    w = next(multiplicities(len(gt["images"]), 1, seed))
+    gt2, dets2 = duplicate_images(gt, dets, w[0])
+    ev2 = pycoco_eval(gt2, dets2)
+    st = wc.sample(w)
+    prec = ev2.eval["precision"]
+    for a, name in enumerate(AREAS):
+        valid = st.n_pos[name][0] > 0
+        assert np.array_equal(valid, prec[0, 0, :, a, -1] > -1)
+        assert np.array_equal(st.rc[name][0][:, valid, :], ev2.eval["recall"][:, valid, a, :])
+        got = st.q[name][0][:, valid, :].mean() if valid.any() else 0.0
+        want = prec[:, :, valid, a, -1].mean() if valid.any() else 0.0
+        assert abs(got - want) < 0.05
+
+
+def test_multiplicities_are_seeded_and_sum_to_n() -> None:
+    a = np.concatenate(list(multiplicities(37, 40, seed=5)))
+    b = np.concatenate(list(multiplicities(37, 40, seed=5)))
+    c = np.concatenate(list(multiplicities(37, 40, seed=6)))
+    assert a.shape == (40, 37)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    assert (a.sum(axis=1) == 37).all() and a.min() >= 0
+    # the first samples do not depend on how many are drawn
+    assert np.array_equal(np.concatenate(list(multiplicities(37, 20, seed=5))), a[:20])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unit_weights_give_the_exact_summary_and_class_ap(seed: int) -> None:
+    from iou_cli.analysis.bootstrap import CocoScorer
+    from tests.oracle.pycoco import STAT_KEYS, per_class_ap, stats_of
+
+    gt, dets = random_scene(300 + seed, n_images=15, n_cats=5)
+    ev = pycoco_eval(gt, dets)
+    p = ev.params
+    sc = CocoScorer(
+        tables_from_pycoco(ev),
+        n_classes=len(p.catIds),
+        iou_thrs=p.iouThrs,
+        rec_thrs=p.recThrs,
+        max_dets=tuple(p.maxDets),
+    )
+    stats, per = sc.score(np.ones((3, len(gt["images"])), dtype=np.int32))
+    want = stats_of(ev)
+    for key, ref in zip(STAT_KEYS, want, strict=True):
+        got = stats[key]
+        if ref is None:
+            assert np.isnan(got).all(), key
+        else:
+            assert (got == ref).all(), (key, got[0], ref)  # bit for bit
+    ref_cls = per_class_ap(ev)
+    for k, ref in enumerate(ref_cls):
+        if ref is None:
+            assert np.isnan(per[:, k]).all()
+        else:
+            assert (per[:, k] == ref).all()
