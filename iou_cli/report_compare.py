@@ -182,10 +182,7 @@ def to_markdown(c: Comparison, *, per_class: bool = False) -> str:
 
     out = table(_summary_header(c), _summary_rows(c))
     if per_class and c.per_class:
-        body = [
-            [md_cell(r.get("name"))] + _class_cells(c, r)
-            for r in by_change(c.per_class)
-        ]
+        body = [[md_cell(r.get("name"))] + _class_cells(c, r) for r in by_change(c.per_class)]
         out += "\n" + table(_class_header(c), body)
     return out
 

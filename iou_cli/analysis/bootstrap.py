@@ -36,8 +36,11 @@ samples, so the same seed gives the same samples whatever the machine or thread 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -105,9 +108,30 @@ class _Thr:
 
 
 @dataclass
+class _Flat:
+    """All thresholds' matched predictions end to end (threshold-major, then accumulation
+    order), so one sample chunk is one set of array operations per area range."""
+
+    m_img: IntArray
+    m_tp: npt.NDArray[np.int32]
+    m_notout: npt.NDArray[np.int32]
+    seg_start: IntArray  # (T*K,) padded index of each (threshold, class) run's start
+    seg_jk: IntArray  # (T*K,) padded in-range index at the class's start
+    seg_n: IntArray  # (T*K,) true positives per (threshold, class)
+    tp_e: IntArray  # true positives: padded index just after them in the matched list
+    tp_j: IntArray  # padded in-range index (inclusive)
+    tp_seg: IntArray  # threshold * K + class
+    tp_img: IntArray
+    tp_rank: IntArray
+    first: BoolArray  # true positive opens its (threshold, class) run
+    last: IntArray  # (T*K,) padded index just after each run (for recall)
+
+
+@dataclass
 class _Area:
     no_img: IntArray  # in-range predictions, accumulation order: image
     thr: list[_Thr]
+    flat: _Flat
     pos_img: IntArray  # counted ground truths grouped by (image, category)
     pos_cat: IntArray
     pos_cnt: IntArray
@@ -115,10 +139,13 @@ class _Area:
 
 @dataclass
 class SampleStats:
-    """Per sample (rows) of one chunk: precision ``q`` (B, T, K, R) of each area range at
-    maxDets[-1], recall ``rc`` (B, T, K, M) and ``n_pos`` (B, K) per area range."""
+    """Per sample (rows) of one chunk, per area range: ``qsum`` (B, T, K) the interpolated
+    precision summed over the recall points, ``q`` (B, T, K, R) the precision array itself
+    (only with ``grid=True``), both at maxDets[-1]; recall ``rc`` (B, T, K, M); ``n_pos``
+    (B, K)."""
 
     q: dict[str, FloatArray] = field(default_factory=dict)
+    qsum: dict[str, FloatArray] = field(default_factory=dict)
     rc: dict[str, FloatArray] = field(default_factory=dict)
     n_pos: dict[str, IntArray] = field(default_factory=dict)
 
@@ -144,6 +171,9 @@ class WeightedCoco:
         self.K = n_classes
         self.rec_thrs = np.asarray(rec_thrs, dtype=np.float64)
         self.max_dets = tuple(int(m) for m in max_dets)
+        R = self.rec_thrs.shape[0]
+        self._uniform = R > 1 and np.array_equal(self.rec_thrs, np.linspace(0.0, 1.0, R))
+        self._thr_pad = np.r_[self.rec_thrs, np.inf]
         self.areas = {name: self._prepare(tab) for name, tab in tables.items()}
 
     def _prepare(self, tab: ScoreTable) -> _Area:
@@ -189,68 +219,173 @@ class WeightedCoco:
         return _Area(
             no_img=img[no_pos],
             thr=thr,
+            flat=self._flatten(thr, at_cat),
             pos_img=uniq // K,
             pos_cat=uniq % K,
             pos_cnt=cnt.astype(np.int64),
         )
 
-    def sample(self, w: WArray) -> SampleStats:
-        """Precision and recall arrays of every sample (row) of ``w`` (B, n_images)."""
+    def _flatten(self, thr: list[_Thr], at_cat: IntArray) -> _Flat:
+        K = self.K
+        T = len(thr)
+        offs = np.cumsum([0] + [th.m_img.shape[0] for th in thr])
+        cat_i = np.arange(K)
+        seg_start = np.concatenate(
+            [offs[t] + th.m_cstart[:-1] for t, th in enumerate(thr)] or [np.zeros(0, np.int64)]
+        )
+        tp_seg = np.concatenate(
+            [t * K + th.tp_cat for t, th in enumerate(thr)] or [np.zeros(0, np.int64)]
+        )
+        seg_n = np.bincount(tp_seg, minlength=T * K).astype(np.int64)
+        first = np.ones(tp_seg.shape[0], dtype=bool)
+        first[1:] = tp_seg[1:] != tp_seg[:-1]
+
+        def cat(parts: list[Any], dtype: type) -> Any:
+            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+        last_end = np.concatenate(
+            [offs[t] + th.m_cstart[1:] for t, th in enumerate(thr)] or [np.zeros(0, np.int64)]
+        )
+        return _Flat(
+            m_img=cat([th.m_img for th in thr], np.int64),
+            m_tp=cat([th.m_tp for th in thr], np.int32),
+            m_notout=cat([th.m_notout for th in thr], np.int32),
+            seg_start=seg_start.astype(np.int64),
+            seg_jk=np.tile(at_cat[cat_i], T).astype(np.int64),
+            seg_n=seg_n,
+            tp_e=cat([offs[t] + th.tp_pos + 1 for t, th in enumerate(thr)], np.int64),
+            tp_j=cat([th.tp_j for th in thr], np.int64),
+            tp_seg=tp_seg.astype(np.int64),
+            tp_img=cat([th.tp_img for th in thr], np.int64),
+            tp_rank=cat([th.tp_rank for th in thr], np.int64),
+            first=first,
+            last=last_end.astype(np.int64),
+        )
+
+    def _fast(
+        self, w: WArray, ar: _Area, npos_f: FloatArray, m_list: list[int]
+    ) -> tuple[FloatArray, FloatArray]:
+        """``qsum`` (B, T, K) and recall (B, T, K, M) from the true positives alone."""
+        f = ar.flat
+        B, K, T = w.shape[0], self.K, len(ar.thr)
+        TK = T * K
+        M = len(self.max_dets)
+        qsum = np.zeros((B, TK))
+        rc = np.zeros((B, TK, M))
+        n = f.tp_seg.shape[0]
+        if n == 0:
+            return qsum.reshape(B, T, K), rc.reshape(B, T, K, M)
+        cz = _cum_pad(np.take(w, ar.no_img, axis=1))
+        wm = np.take(w, f.m_img, axis=1)
+        c_tp = _cum_pad(wm * f.m_tp)
+        c_no = _cum_pad(wm * f.m_notout)
+        del wm
+        tp_base = c_tp[:, f.seg_start]  # (B, TK)
+        ctp = c_tp[:, f.tp_e] - np.repeat(tp_base, f.seg_n, axis=1)
+        g = cz[:, f.tp_j] - c_no[:, f.tp_e]
+        g_base = cz[:, f.seg_jk] - c_no[:, f.seg_start]
+        cfp = g - np.repeat(g_base, f.seg_n, axis=1)
+        del g
+        ctp_f = ctp.astype(np.float64)
+        pr = ctp_f / ((cfp + ctp_f) + EPS)
+        npos_seg = np.tile(npos_f, (1, T))  # (B, TK)
+        rcv = ctp_f / np.repeat(npos_seg, f.seg_n, axis=1)
+        nr = self._recall_index(rcv)
+        # monotone precision: suffix maximum inside each (sample, threshold, class) run;
+        # runs kept apart by an offset that grows along the reversed array
+        off = (2.0 * (B * TK - 1) - 2.0 * TK * np.arange(B))[:, None] - 2.0 * f.tp_seg[None, :]
+        v = (pr + off).ravel()[::-1]
+        env = np.maximum.accumulate(v)[::-1].reshape(B, n) - off
+        prev = np.empty_like(nr)
+        prev[:, 1:] = nr[:, :-1]
+        prev[:, f.first] = 0
+        seg = (np.arange(B, dtype=np.int64)[:, None] * TK + f.tp_seg[None, :]).ravel()
+        qw = (env * (nr - prev)).ravel()
+        qsum = np.asarray(np.bincount(seg, weights=qw, minlength=B * TK), dtype=np.float64)
+        qsum = qsum.reshape(B, TK)
+        # recall: weighted true positives of each run (all ranked below maxDets[-1]) ...
+        rc[:, :, M - 1] = (c_tp[:, f.last] - tp_base) / npos_seg
+        # ... and below the smaller maxDets
+        for mi in m_list:
+            if mi == M - 1:
+                continue
+            sel = f.tp_rank < self.max_dets[mi]
+            wt = np.take(w, f.tp_img[sel], axis=1)
+            segs = (np.arange(B, dtype=np.int64)[:, None] * TK + f.tp_seg[sel][None, :]).ravel()
+            cnt = np.bincount(segs, weights=wt.ravel(), minlength=B * TK).reshape(B, TK)
+            rc[:, :, mi] = cnt / npos_seg
+        return qsum.reshape(B, T, K), rc.reshape(B, T, K, M)
+
+    def _recall_index(self, rc: FloatArray) -> npt.NDArray[np.int64]:
+        """How many recall points ``r`` satisfy ``rc >= r`` (pycocotools' float comparison):
+        on the uniform grid ``floor(rc * (R - 1)) + 1`` corrected by one exact comparison
+        each way; otherwise a binary search."""
+        if not self._uniform:
+            return np.searchsorted(self.rec_thrs, rc, side="right").astype(np.int64)
+        R = self.rec_thrs.shape[0]
+        c = np.minimum((rc * (R - 1)).astype(np.int64), R - 1)  # rc <= 1 in real tables
+        up = self._thr_pad[c + 1] <= rc
+        down = self._thr_pad[c] > rc
+        return c + 1 + up - down
+
+    def sample(self, w: WArray, *, grid: bool = False) -> SampleStats:
+        """Weighted accumulation of every sample (row) of ``w`` (B, n_images).
+
+        Fills ``qsum`` (B, T, K): the sum over the recall points of the interpolated
+        precision, computed from the true positives alone (each point's monotone precision
+        times the number of recall points it is the first to reach); the summation order
+        differs from pycocotools' mean in the last bits. ``grid=True`` also fills ``q``
+        (B, T, K, R), the precision array itself, equal to pycocotools' bit for bit."""
         B = w.shape[0]
         K = self.K
-        R = self.rec_thrs.shape[0]
         M = len(self.max_dets)
         out = SampleStats()
         rows = np.arange(B, dtype=np.int64)[:, None]
+        nseg = B * K
         for name, ar in self.areas.items():
-            T = len(ar.thr)
             # weighted counted ground truths per class
             wp = np.take(w, ar.pos_img, axis=1).astype(np.int64) * ar.pos_cnt
             npos = np.bincount(
-                (rows * K + ar.pos_cat).ravel(), weights=wp.ravel(), minlength=B * K
+                (rows * K + ar.pos_cat).ravel(), weights=wp.ravel(), minlength=nseg
             ).reshape(B, K)
             n_pos = npos.astype(np.int64)
             npos_f = np.maximum(n_pos, 1).astype(np.float64)
-            cz = _cum_pad(np.take(w, ar.no_img, axis=1))
-            q = np.zeros((B, T, K, R))
-            rc = np.zeros((B, T, K, M))
-            for t, th in enumerate(ar.thr):
-                n_tp = th.tp_pos.shape[0]
-                if n_tp == 0:
-                    continue
-                wm = np.take(w, th.m_img, axis=1)
-                c_tp = _cum_pad(wm * th.m_tp)
-                c_no = _cum_pad(wm * th.m_notout)
-                s = th.m_cstart[th.tp_cat]
-                e = th.tp_pos + 1
-                ctp = c_tp[:, e] - c_tp[:, s]
-                cfp = (cz[:, th.tp_j] - cz[:, th.tp_jk]) - (c_no[:, e] - c_no[:, s])
-                ctp_f = ctp.astype(np.float64)
-                pr = ctp_f / ((cfp.astype(np.float64) + ctp_f) + EPS)
-                rcv = ctp_f / npos_f[:, th.tp_cat]
-                nr = np.searchsorted(self.rec_thrs, rcv.ravel(), side="right")
-                key = (rows * K + th.tp_cat).ravel() * (R + 1) + nr
-                starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-                z = np.zeros(B * K * (R + 1))
-                z[key[starts]] = np.maximum.reduceat(pr.ravel(), starts)
-                z3 = z.reshape(B, K, R + 1)
-                q[:, t] = np.maximum.accumulate(z3[:, :, :0:-1], axis=2)[:, :, ::-1]
-                # recall at each maxDets: weighted true positives ranked below it
-                wt = np.take(w, th.tp_img, axis=1)
-                for mi, md in enumerate(self.max_dets):
-                    sel = th.tp_rank < md
-                    if not sel.any():
-                        continue
-                    cnt = np.bincount(
-                        (rows * K + th.tp_cat[sel]).ravel(),
-                        weights=wt[:, sel].ravel(),
-                        minlength=B * K,
-                    ).reshape(B, K)
-                    rc[:, t, :, mi] = cnt / npos_f
-            out.q[name] = q
-            out.rc[name] = rc
+            m_list = list(range(M)) if name == "all" else [M - 1]
+            out.qsum[name], out.rc[name] = self._fast(w, ar, npos_f, m_list)
             out.n_pos[name] = n_pos
+            if grid:
+                out.q[name] = self._grid(w, ar, npos_f)
         return out
+
+    def _grid(self, w: WArray, ar: _Area, npos_f: FloatArray) -> FloatArray:
+        """The precision array (B, T, K, R), read exactly as pycocotools reads it."""
+        B, K, T = w.shape[0], self.K, len(ar.thr)
+        R = self.rec_thrs.shape[0]
+        rows = np.arange(B, dtype=np.int64)[:, None]
+        nseg = B * K
+        q = np.zeros((B, T, K, R))
+        cz = _cum_pad(np.take(w, ar.no_img, axis=1))
+        for t, th in enumerate(ar.thr):
+            if th.tp_pos.shape[0] == 0:
+                continue
+            wm = np.take(w, th.m_img, axis=1)
+            c_tp = _cum_pad(wm * th.m_tp)
+            c_no = _cum_pad(wm * th.m_notout)
+            s = th.m_cstart[th.tp_cat]
+            e = th.tp_pos + 1
+            ctp = c_tp[:, e] - c_tp[:, s]
+            cfp = (cz[:, th.tp_j] - cz[:, th.tp_jk]) - (c_no[:, e] - c_no[:, s])
+            ctp_f = ctp.astype(np.float64).ravel()
+            pr = ctp_f / ((cfp.astype(np.float64).ravel() + ctp_f) + EPS)
+            nr = self._recall_index(ctp_f / npos_f[:, th.tp_cat].ravel())
+            seg = (rows * K + th.tp_cat).ravel()
+            key = seg * (R + 1) + nr
+            starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+            z = np.zeros(nseg * (R + 1))
+            z[key[starts]] = np.maximum.reduceat(pr, starts)
+            z3 = z.reshape(B, K, R + 1)
+            q[:, t] = np.maximum.accumulate(z3[:, :, :0:-1], axis=2)[:, :, ::-1]
+        return q
 
 
 # --------------------------------------------------------------------------- summaries
@@ -317,28 +452,43 @@ class CocoScorer:
         )
         self.iou_thrs = np.asarray(iou_thrs, dtype=np.float64)
         self.max_dets = tuple(int(m) for m in max_dets)
+        self.R = int(np.asarray(rec_thrs).shape[0])
         self.op = op
         self._op_img = op.per_image() if op is not None else None
 
     def _ap(self, st: SampleStats, area: str, iou: float | None) -> FloatArray | None:
-        if area not in st.q:
+        if area not in st.qsum:
             return None
-        q = st.q[area]  # (B, T, K, R)
+        t = slice(None)
         if iou is not None:
-            t = np.flatnonzero(self.iou_thrs == iou)
-            if t.size == 0:
+            idx = np.flatnonzero(self.iou_thrs == iou)
+            if idx.size == 0:
                 return None
-            q = q[:, t]
-        # pycocotools' order: (T, R, K)
-        return _masked_mean(np.ascontiguousarray(q.transpose(0, 1, 3, 2)), st.n_pos[area] > 0)
+            t = slice(int(idx[0]), int(idx[0]) + 1)
+        valid = st.n_pos[area] > 0
+        if st.q:  # exact: pycocotools' mean over its (T, R, K) layout
+            q = np.ascontiguousarray(st.q[area][:, t].transpose(0, 1, 3, 2))
+            return _masked_mean(q, valid)
+        qs = st.qsum[area][:, t]  # (B, T', K)
+        n = valid.sum(axis=1) * qs.shape[1] * self.R
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(n > 0, (qs * valid[:, None, :]).sum(axis=(1, 2)) / n, np.nan)
 
     def _ar(self, st: SampleStats, area: str, mi: int) -> FloatArray | None:
         if area not in st.rc:
             return None
-        return _masked_mean(np.ascontiguousarray(st.rc[area][:, :, :, mi]), st.n_pos[area] > 0)
+        valid = st.n_pos[area] > 0
+        r = st.rc[area][:, :, :, mi]  # (B, T, K)
+        if st.q:
+            return _masked_mean(np.ascontiguousarray(r), valid)
+        n = valid.sum(axis=1) * r.shape[1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(n > 0, (r * valid[:, None, :]).sum(axis=(1, 2)) / n, np.nan)
 
-    def score(self, w: WArray) -> tuple[dict[str, FloatArray], FloatArray]:
-        st = self.engine.sample(w)
+    def score(self, w: WArray, *, exact: bool = False) -> tuple[dict[str, FloatArray], FloatArray]:
+        """Summary values (key -> (B,)) and per-class AP (B, K) of each sample. ``exact``:
+        through the full precision array, bit for bit pycocotools' arithmetic (slower)."""
+        st = self.engine.sample(w, grid=exact)
         B = w.shape[0]
         out: dict[str, FloatArray | None] = {
             "AP": self._ap(st, "all", None),
@@ -367,9 +517,13 @@ class CocoScorer:
                 out["f1"] = np.where(den > 0, 2 * tp / den, np.nan)
                 out["mean_iou"] = np.where(tp > 0, iou_sum / tp, np.nan)
         # per-class AP: mean over (T, R) of each class with counted ground truth
-        q = st.q["all"]
-        K = q.shape[2]
-        per = np.mean(np.ascontiguousarray(q.transpose(0, 2, 1, 3)).reshape(B, K, -1), axis=2)
+        if exact:
+            q = st.q["all"]
+            K = q.shape[2]
+            per = np.mean(np.ascontiguousarray(q.transpose(0, 2, 1, 3)).reshape(B, K, -1), axis=2)
+        else:
+            qs = st.qsum["all"]
+            per = qs.sum(axis=1) / (qs.shape[1] * self.R)
         per[st.n_pos["all"] <= 0] = np.nan
         return {k: v for k, v in out.items() if v is not None}, per
 
@@ -381,12 +535,20 @@ def paired_deltas(
     scored on the same image multiplicities (paired). NaN where a value is undefined."""
     keys: dict[str, list[FloatArray]] = {}
     per: list[FloatArray] = []
+    pool = ThreadPoolExecutor(max_workers=2) if (os.cpu_count() or 1) > 1 else None
     for w in multiplicities(n_images, n_samples, seed):
-        sa, pa = a.score(w)
-        sb, pb = b.score(w)
+        if pool is not None:  # NumPy releases the GIL in the big array operations
+            fa = pool.submit(a.score, w)
+            sb, pb = b.score(w)
+            sa, pa = fa.result()
+        else:
+            sa, pa = a.score(w)
+            sb, pb = b.score(w)
         for k in sa:
             if k in sb:
                 keys.setdefault(k, []).append(sb[k] - sa[k])
         per.append(pb - pa)
+    if pool is not None:
+        pool.shutdown()
     deltas = {k: np.concatenate(v) for k, v in keys.items()}
     return deltas, np.concatenate(per) if per else np.zeros((0, 0))

@@ -57,7 +57,7 @@ _LOWER = {"fp", "fn"}
 def key_direction(key: str) -> str:
     """``higher``, ``lower`` or ``setting`` (iou_cli.gates.direction when available)."""
     try:
-        from .. import gates  # type: ignore[attr-defined]
+        from .. import gates
 
         d = str(gates.direction(key))
         return d if d in ("higher", "lower", "setting") else "higher"
@@ -145,8 +145,7 @@ def check_gates(
             failed = worse > g.margin
             word = "dropped" if d == "higher" else "rose"
             reason = (
-                f"{g.key} {word} by {abs(delta):.6g} (A {a:.6g} -> B {b:.6g}), "
-                f"allowed {g.margin:g}"
+                f"{g.key} {word} by {abs(delta):.6g} (A {a:.6g} -> B {b:.6g}), allowed {g.margin:g}"
             )
             if failed and significant_only and not sig:
                 failed = False
@@ -385,8 +384,7 @@ def compare_predictions(
             n_done = bootstrap
     sa, sb = res_a.summary, res_b.summary
     metrics = {
-        k: _entry(sa.get(k), sb.get(k), samples.get(k) if n_done else None, confidence)
-        for k in sa
+        k: _entry(sa.get(k), sb.get(k), samples.get(k) if n_done else None, confidence) for k in sa
     }
     protocol = res_a.params.get("protocol")
     ckey = class_key(protocol)

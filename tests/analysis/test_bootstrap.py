@@ -30,13 +30,17 @@ def _check_equal(ev, st, row: int) -> None:  # type: ignore[no-untyped-def]
     rec = ev.eval["recall"]  # (T, K, A, M)
     for a, name in enumerate(AREAS):
         valid = st.n_pos[name][row] > 0
-        ref_valid = (prec[0, 0, :, a, -1] > -1)
+        ref_valid = prec[0, 0, :, a, -1] > -1
         assert np.array_equal(valid, ref_valid), name
         got_q = st.q[name][row][:, valid, :]  # (T, Kv, R)
         want_q = prec[:, :, valid, a, -1].transpose(0, 2, 1)
         assert np.array_equal(got_q, want_q), name
-        got_r = st.rc[name][row][:, valid, :]  # (T, Kv, M)
-        assert np.array_equal(got_r, rec[:, valid, a, :]), name
+        # the fast path's per-class sums agree with the precision array to rounding
+        assert np.allclose(st.qsum[name][row], st.q[name][row].sum(axis=-1), rtol=0, atol=1e-9)
+        # recall at every maxDets for "all" (AR1, AR10, ...), at the last for the others
+        m = slice(None) if name == "all" else slice(-1, None)
+        got_r = st.rc[name][row][:, valid, m]  # (T, Kv, M)
+        assert np.array_equal(got_r, rec[:, valid, a, m]), name
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -44,7 +48,7 @@ def test_unit_weights_are_the_single_run(seed: int) -> None:
     gt, dets = random_scene(seed, n_images=15, n_cats=5)
     ev = pycoco_eval(gt, dets)
     wc = _weighted(ev)
-    st = wc.sample(np.ones((2, len(gt["images"])), dtype=np.int32))
+    st = wc.sample(np.ones((2, len(gt["images"])), dtype=np.int32), grid=True)
     _check_equal(ev, st, 0)
     _check_equal(ev, st, 1)
 
@@ -66,7 +70,7 @@ def test_integer_weights_are_the_duplicated_image_set(seed: int) -> None:
     assert w.sum() == len(gt["images"])
     gt2, dets2 = duplicate_images(gt, dets, w[0])
     ev2 = pycoco_eval(gt2, dets2)
-    _check_equal(ev2, wc.sample(w), 0)
+    _check_equal(ev2, wc.sample(w, grid=True), 0)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -79,12 +83,13 @@ def test_tied_scores_differ_only_by_tie_order(seed: int) -> None:
     w = next(multiplicities(len(gt["images"]), 1, seed))
     gt2, dets2 = duplicate_images(gt, dets, w[0])
     ev2 = pycoco_eval(gt2, dets2)
-    st = wc.sample(w)
+    st = wc.sample(w, grid=True)
     prec = ev2.eval["precision"]
     for a, name in enumerate(AREAS):
         valid = st.n_pos[name][0] > 0
         assert np.array_equal(valid, prec[0, 0, :, a, -1] > -1)
-        assert np.array_equal(st.rc[name][0][:, valid, :], ev2.eval["recall"][:, valid, a, :])
+        rc = ev2.eval["recall"][:, valid, a, -1]
+        assert np.array_equal(st.rc[name][0][:, valid, -1], rc)
         got = st.q[name][0][:, valid, :].mean() if valid.any() else 0.0
         want = prec[:, :, valid, a, -1].mean() if valid.any() else 0.0
         assert abs(got - want) < 0.05
@@ -116,7 +121,9 @@ def test_unit_weights_give_the_exact_summary_and_class_ap(seed: int) -> None:
         rec_thrs=p.recThrs,
         max_dets=tuple(p.maxDets),
     )
-    stats, per = sc.score(np.ones((3, len(gt["images"])), dtype=np.int32))
+    ones = np.ones((3, len(gt["images"])), dtype=np.int32)
+    stats, per = sc.score(ones, exact=True)
+    fast, fast_per = sc.score(ones)
     want = stats_of(ev)
     for key, ref in zip(STAT_KEYS, want, strict=True):
         got = stats[key]
@@ -124,9 +131,20 @@ def test_unit_weights_give_the_exact_summary_and_class_ap(seed: int) -> None:
             assert np.isnan(got).all(), key
         else:
             assert (got == ref).all(), (key, got[0], ref)  # bit for bit
+            assert np.allclose(fast[key], ref, rtol=0, atol=1e-12), key
     ref_cls = per_class_ap(ev)
     for k, ref in enumerate(ref_cls):
         if ref is None:
             assert np.isnan(per[:, k]).all()
         else:
             assert (per[:, k] == ref).all()
+            assert np.allclose(fast_per[:, k], ref, rtol=0, atol=1e-12)
+
+
+def test_recall_index_is_the_exact_float_comparison() -> None:
+    from iou_cli.protocols.coco import REC_THRS
+
+    wc = WeightedCoco({}, n_classes=1, rec_thrs=REC_THRS, max_dets=(100,))
+    rc = np.concatenate([np.arange(n + 1) / n for n in range(1, 400)] + [np.array([0.0, 1.0])])
+    want = np.searchsorted(REC_THRS, rc, side="right")
+    assert np.array_equal(wc._recall_index(rc), want)

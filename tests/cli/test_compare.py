@@ -1,0 +1,225 @@
+"""`iou-eval compare`: two models on one ground truth (paired bootstrap CIs), two saved
+reports (deltas only), and the --fail-if-worse gate."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.helpers import run
+
+ROOT = Path(__file__).resolve().parents[2]
+GT = str(ROOT / "sample_data" / "coco" / "gt.json")
+PRED = str(ROOT / "sample_data" / "coco" / "preds.json")
+
+
+def _worse_preds(tmp_path: Path) -> str:
+    """B: the sample predictions without the four best-scored person detections."""
+    dets = json.loads(Path(PRED).read_text())
+    person = sorted((d for d in dets if d["category_id"] == 1), key=lambda d: -d["score"])
+    drop = {id(d) for d in person[:4]}
+    path = tmp_path / "pred_b.json"
+    path.write_text(json.dumps([d for d in dets if id(d) not in drop]))
+    return str(path)
+
+
+def _report(args: list[str], path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    code, out, _ = run([*args, "-o", "json", "-q"], capsys)
+    assert code == 0
+    path.write_text(out)
+    return str(path)
+
+
+@pytest.fixture
+def reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    b = _worse_preds(tmp_path)
+    return (
+        _report([PRED, GT], tmp_path / "a.json", capsys),
+        _report([b, GT], tmp_path / "b.json", capsys),
+    )
+
+
+def _json(out: str) -> dict[str, Any]:
+    doc = json.loads(out)
+    assert set(doc) >= {"metrics", "per_class", "params"}
+    return doc
+
+
+# --------------------------------------------------------------------------- two reports
+
+
+def test_reports_give_exact_deltas_without_ci(
+    reports: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ra, rb = (json.loads(Path(p).read_text()) for p in reports)
+    code, out, err = run(["compare", *reports, "-o", "json"], capsys)
+    assert code == 0, err
+    doc = _json(out)
+    assert list(doc["metrics"]) == list(ra["summary"])
+    for key, m in doc["metrics"].items():
+        a, b = ra["summary"][key], rb["summary"][key]
+        assert m["a"] == a and m["b"] == b
+        assert m["delta"] == (b - a)  # exactly b - a
+        assert m["ci_low"] is None and m["ci_high"] is None and m["significant"] is None
+    assert doc["metrics"]["AP"]["delta"] < 0  # B is worse by construction
+    rows = {r["name"]: r for r in doc["per_class"]}
+    for rc in ra["per_class"]:
+        rb_row = next(r for r in rb["per_class"] if r["name"] == rc["name"])
+        assert rows[rc["name"]]["delta"] == rb_row["AP"] - rc["AP"]
+
+
+def test_report_against_itself_is_all_zero(
+    reports: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(["compare", reports[0], reports[0], "-o", "json"], capsys)
+    assert code == 0
+    for m in _json(out)["metrics"].values():
+        assert m["delta"] in (0, None)
+
+
+def test_gate_fails_with_the_report_printed(
+    reports: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["compare", *reports, "-o", "csv", "--fail-if-worse", "AP=0.001"], capsys)
+    assert code == 1
+    assert out.startswith("scope,key,")  # the report is still printed
+    assert "fail-if-worse: AP dropped by" in err
+    # a margin larger than the drop passes; the other direction never fails
+    code, _, _ = run(["compare", *reports, "-o", "csv", "--fail-if-worse", "AP=0.5"], capsys)
+    assert code == 0
+    code, _, _ = run(
+        ["compare", reports[1], reports[0], "-o", "csv", "--fail-if-worse", "AP=0"], capsys
+    )
+    assert code == 0
+
+
+def test_gate_on_lower_is_better_keys_points_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = []
+    for i, (fp, fn) in enumerate(((3, 2), (5, 1))):
+        p = tmp_path / f"r{i}.json"
+        p.write_text(
+            json.dumps({"summary": {"AP": 0.5, "fp": fp, "fn": fn}, "per_class": [], "params": {}})
+        )
+        paths.append(str(p))
+    code, out, err = run(["compare", *paths, "-o", "csv", "--fail-if-worse", "fp=1"], capsys)
+    assert code == 1 and "fp rose by 2 (A 3 -> B 5), allowed 1" in err
+    assert "summary,fp,,all,3,5,2,,," in out
+    code, _, _ = run(["compare", *paths, "-o", "csv", "--fail-if-worse", "fp=2"], capsys)
+    assert code == 0  # not worse by MORE than the margin
+    code, _, _ = run(["compare", *paths, "-o", "csv", "--fail-if-worse", "fn=0"], capsys)
+    assert code == 0  # fewer misses is better
+    code, _, _ = run(
+        ["compare", paths[1], paths[0], "-o", "csv", "--fail-if-worse", "fn=0"], capsys
+    )
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    "gate, words",
+    [
+        ("score_thr=0.1", "setting"),
+        ("iou_thr=0", "setting"),
+        ("APx=0.1", "unknown summary key"),
+        ("AP", "KEY=MARGIN"),
+        ("AP=-1", "KEY=MARGIN"),
+        ("AP=nan", "KEY=MARGIN"),
+    ],
+)
+def test_bad_gates_are_usage_errors(
+    reports: tuple[str, str], capsys: pytest.CaptureFixture[str], gate: str, words: str
+) -> None:
+    code, out, err = run(["compare", *reports, "-o", "csv", "--fail-if-worse", gate], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("iou-eval: error:") and words in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_significant_only_needs_a_bootstrap(
+    reports: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        ["compare", *reports, "--fail-if-worse", "AP=0", "--significant-only", "-o", "csv"],
+        capsys,
+    )
+    assert code == 2 and "needs confidence intervals" in err and out == ""
+
+
+def test_bad_inputs_exit_2_with_one_located_line(
+    tmp_path: Path, reports: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"summary": {"AP": 0.5}, "per_class": [], \n "params": {')
+    code, out, err = run(["compare", reports[0], str(broken), "-o", "csv"], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"iou-eval: error: {broken}:") and "not JSON" in err
+    bad_value = tmp_path / "bad.json"
+    bad_value.write_text('{"summary": {"AP": "high"}, "per_class": [], "params": {}}')
+    code, _, err = run(["compare", reports[0], str(bad_value), "-o", "csv"], capsys)
+    assert code == 2 and f"{bad_value}:summary.AP:" in err
+    # two prediction files without ground truth
+    code, _, err = run(["compare", PRED, PRED, "-o", "csv"], capsys)
+    assert code == 2 and "GROUND_TRUTH" in err
+    code, _, err = run(["compare", PRED, "-o", "csv"], capsys)
+    assert code == 2
+    # a VOC report against a COCO one
+    voc = json.loads(Path(reports[0]).read_text())
+    voc["params"]["protocol"] = "voc"
+    other = tmp_path / "voc.json"
+    other.write_text(json.dumps(voc))
+    code, _, err = run(["compare", reports[0], str(other), "-o", "csv"], capsys)
+    assert code == 2 and "different protocols" in err
+
+
+# --------------------------------------------------------------------------- names are data
+
+
+def _named_reports(tmp_path: Path, name: str) -> tuple[str, str]:
+    docs = []
+    for i, ap in enumerate((0.5, 0.25)):
+        doc = {
+            "summary": {"AP": ap, "fp": 3},
+            "per_class": [
+                {"category_id": 1, "name": name, "AP": ap},
+                {"category_id": 2, "name": "plain", "AP": 0.5 - i * 0.01},
+            ],
+            "params": {"protocol": "coco"},
+        }
+        p = tmp_path / f"r{i}.json"
+        p.write_text(json.dumps(doc))
+        docs.append(str(p))
+    return docs[0], docs[1]
+
+
+def test_class_names_are_escaped_in_every_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ra, rb = _named_reports(tmp_path, '=HYPERLINK("x")|[bold]\x1b[31m')
+    code, out, _ = run(["compare", ra, rb, "-o", "csv", "--per-class"], capsys)
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    names = [r["name"] for r in rows if r["scope"] == "class"]
+    assert names[0].startswith("'=")  # formula rule
+    code, out, _ = run(["compare", ra, rb, "-o", "markdown", "--per-class"], capsys)
+    line = next(ln for ln in out.splitlines() if "HYPERLINK" in ln)
+    assert line.count("|") - line.count("\\|") == 5  # class, A, B, delta: the cell stays one
+    code, out, _ = run(["compare", ra, rb, "-o", "table", "--per-class"], capsys)
+    assert "\x1b[31m" not in out and "\\x1b" in out and "[bold]" in out
+
+
+def test_terminal_lists_classes_by_size_of_change(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ra, rb = _named_reports(tmp_path, "big")
+    code, out, _ = run(["compare", ra, rb, "-o", "markdown", "--per-class"], capsys)
+    lines = [ln for ln in out.splitlines() if ln.startswith("| big") or ln.startswith("| plain")]
+    assert lines[0].startswith("| big")  # -0.25 before -0.01
+    code, out, _ = run(["compare", rb, ra, "-o", "markdown", "--per-class"], capsys)
+    lines = [ln for ln in out.splitlines() if ln.startswith("| big") or ln.startswith("| plain")]
+    assert lines[0].startswith("| big")  # +0.25 (improvement) also first
