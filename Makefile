@@ -38,6 +38,7 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/iou_matrix.py
 	$(BIN)/python bench/run.py --scale 1
 	$(BIN)/python bench/run.py --scale 1 --iou-type segm
+	$(BIN)/python bench/compare.py
 
 bench-10x: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 10

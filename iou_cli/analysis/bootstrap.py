@@ -552,3 +552,73 @@ def paired_deltas(
         pool.shutdown()
     deltas = {k: np.concatenate(v) for k, v in keys.items()}
     return deltas, np.concatenate(per) if per else np.zeros((0, 0))
+
+
+# --------------------------------------------------------------------------- from an evaluation
+
+
+def coco_scorer(ds: Any, result: Any) -> CocoScorer | None:
+    """A scorer over a COCO evaluation's match tables (one per area range; the evaluation
+    must have been run with ``keep_tables=True``), or None when there are none."""
+    ev = getattr(result, "evaluation", None)
+    tables = getattr(ev, "tables", None)
+    if ev is None or not tables or getattr(ev, "protocol", "coco") != "coco":
+        return None
+    p = ev.params
+    iou_thrs = np.asarray(p.iou_thrs, dtype=np.float64)
+    gt_image = np.asarray(ds.gt.image, dtype=np.int64)
+    gt_category = np.asarray(ds.gt.category, dtype=np.int64)
+    out: dict[str, ScoreTable] = {}
+    op: OpTable | None = None
+    for name, tab in tables.items():
+        t_idx = [int(np.flatnonzero(tab.iou_thrs == t)[0]) for t in iou_thrs]
+        views = [tab.dense(t) for t in t_idx]
+        matched = np.stack([v[0] >= 0 for v in views]) if views else np.zeros((0, len(tab.det)))
+        tp = np.stack([(v[0] >= 0) & ~v[2] for v in views]) if views else matched
+        counts = np.asarray(tab.gt_counts, dtype=bool)
+        out[name] = ScoreTable(
+            det_image=np.asarray(tab.det_image, dtype=np.int64),
+            det_category=np.asarray(tab.det_category, dtype=np.int64),
+            det_score=np.asarray(tab.det_score, dtype=np.float64),
+            det_rank=np.asarray(tab.det_rank, dtype=np.int64),
+            det_out=np.asarray(tab.det_out, dtype=bool),
+            matched=matched.astype(bool),
+            tp=tp.astype(bool),
+            gt_image=gt_image[counts],
+            gt_category=gt_category[counts],
+        )
+        if name == "all":
+            op = _op_table(ds, result, tab, gt_image[counts])
+    return CocoScorer(
+        out,
+        n_classes=len(ds.categories),
+        iou_thrs=iou_thrs,
+        rec_thrs=np.asarray(p.rec_thrs, dtype=np.float64),
+        max_dets=tuple(p.max_dets),
+        op=op,
+    )
+
+
+def _op_table(ds: Any, result: Any, tab: Any, gt_image: IntArray) -> OpTable | None:
+    """The operating point at the single run's IoU and score thresholds (each model keeps
+    its own score threshold; it is not re-chosen per sample)."""
+    params = result.params
+    thr = params.get("op_iou_thr", params.get("iou_thr"))
+    if thr is None:
+        return None
+    where = np.flatnonzero(np.asarray(tab.iou_thrs) == thr)
+    if where.size == 0:
+        return None
+    g, iou, ign = tab.dense(int(where[0]))
+    score = np.asarray(tab.det_score, dtype=np.float64)
+    s_thr = params.get("score_thr")
+    keep = score >= s_thr if s_thr is not None else np.ones(score.shape, dtype=bool)
+    hit = g >= 0
+    return OpTable(
+        det_image=np.asarray(tab.det_image, dtype=np.int64),
+        tp=hit & ~ign & keep,
+        fp=~hit & ~np.asarray(tab.det_out, dtype=bool) & keep,
+        iou=np.asarray(iou, dtype=np.float64),
+        gt_image=gt_image,
+        n_images=len(ds.images),
+    )
