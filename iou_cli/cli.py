@@ -886,6 +886,19 @@ def _compare_predictions(inputs: list[str], *, gates: Any, **o: Any) -> Any:
             plus_one=o["plus_one"],
         )
 
+    def scorer(ds: Any, result: Any) -> Any:
+        from .analysis.bootstrap import coco_scorer, voc_scorer
+
+        if o["protocol"] == "coco":
+            return coco_scorer(ds, result)
+        return voc_scorer(
+            ds,
+            result,
+            iou_thr=o["iou_thr"],
+            use_07=o["protocol"] == "voc07",
+            plus_one=o["plus_one"],
+        )
+
     return cmp.compare_predictions(
         inputs[0],
         inputs[1],
@@ -895,4 +908,5 @@ def _compare_predictions(inputs: list[str], *, gates: Any, **o: Any) -> Any:
         confidence=o["confidence"],
         load=lambda pred, gt: load_pair(pred, gt, opts),
         evaluate=evaluate,
+        scorer=scorer,
     )

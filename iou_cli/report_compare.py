@@ -117,10 +117,12 @@ def _fmt_delta(v: Any, digits: int = 4) -> str:
     return f"{v:+.{digits}f}"
 
 
-def _ci(e: dict[str, Any], digits: int = 4) -> str:
+def _ci(e: dict[str, Any], digits: int = 3) -> str:
     lo, hi = _plain(e.get("ci_low")), _plain(e.get("ci_high"))
     if lo is None or hi is None:
         return "-"
+    if isinstance(e.get("a"), int) and float(lo).is_integer() and float(hi).is_integer():
+        return f"[{int(lo):+d}, {int(hi):+d}]"  # counts (tp, fp, fn)
     return f"[{lo:+.{digits}f}, {hi:+.{digits}f}]"
 
 
@@ -151,7 +153,7 @@ def _has_ci(c: Comparison) -> bool:
 def _summary_rows(c: Comparison) -> list[list[str]]:
     return [
         [key, _fmt(e.get("a")), _fmt(e.get("b")), _fmt_delta(e.get("delta"))]
-        + ([_ci(e), _sig(e)] if _has_ci(c) else [])
+        + ([_ci(e)] if _has_ci(c) else [])
         + [_verdict(key, e)]
         for key, e in c.metrics.items()
     ]
@@ -159,7 +161,7 @@ def _summary_rows(c: Comparison) -> list[list[str]]:
 
 def _summary_header(c: Comparison) -> list[str]:
     ci = f"{round(100 * float(c.params.get('confidence', 0.95)), 2):g}% CI"
-    return ["metric", "A", "B", "delta"] + ([ci, "sig."] if _has_ci(c) else []) + [""]
+    return ["metric", "A", "B", "delta"] + ([ci] if _has_ci(c) else []) + [""]
 
 
 def _class_header(c: Comparison) -> list[str]:

@@ -91,6 +91,7 @@ class ScoreTable:
     tp: BoolArray  # (T, D)
     gt_image: IntArray
     gt_category: IntArray
+    det_tiebreak: IntArray | None = None  # order of tied scores; default (image, rank)
 
 
 @dataclass
@@ -167,8 +168,12 @@ class WeightedCoco:
         n_classes: int,
         rec_thrs: FloatArray,
         max_dets: tuple[int, ...],
+        voc: bool = False,
     ) -> None:
+        """``voc``: the VOC devkit's precision ``tp / max(tp + fp, eps)`` and, with
+        ``rec_thrs`` empty, its all-point area (``qsum`` is then the AP itself)."""
         self.K = n_classes
+        self.voc = voc
         self.rec_thrs = np.asarray(rec_thrs, dtype=np.float64)
         self.max_dets = tuple(int(m) for m in max_dets)
         R = self.rec_thrs.shape[0]
@@ -180,7 +185,10 @@ class WeightedCoco:
         K = self.K
         cat = tab.det_category.astype(np.int64)
         # accumulation order: category, score descending, then (image, rank)
-        order = np.lexsort((tab.det_rank, tab.det_image, -tab.det_score, cat))
+        if tab.det_tiebreak is not None:
+            order = np.lexsort((tab.det_tiebreak, -tab.det_score, cat))
+        else:
+            order = np.lexsort((tab.det_rank, tab.det_image, -tab.det_score, cat))
         img = tab.det_image[order].astype(np.int64)
         cat = cat[order]
         rank = tab.det_rank[order].astype(np.int64)
@@ -287,10 +295,16 @@ class WeightedCoco:
         cfp = g - np.repeat(g_base, f.seg_n, axis=1)
         del g
         ctp_f = ctp.astype(np.float64)
-        pr = ctp_f / ((cfp + ctp_f) + EPS)
+        if self.voc:
+            pr = ctp_f / np.maximum(cfp + ctp_f, EPS)
+        else:
+            pr = ctp_f / ((cfp + ctp_f) + EPS)
         npos_seg = np.tile(npos_f, (1, T))  # (B, TK)
-        rcv = ctp_f / np.repeat(npos_seg, f.seg_n, axis=1)
-        nr = self._recall_index(rcv)
+        npos_rep = np.repeat(npos_seg, f.seg_n, axis=1)
+        if self.rec_thrs.shape[0]:
+            nr = self._recall_index(ctp_f / npos_rep)
+        else:  # all-point area: each true positive adds its weight / n_pos of recall
+            nr = ctp.astype(np.int64)
         # monotone precision: suffix maximum inside each (sample, threshold, class) run;
         # runs kept apart by an offset that grows along the reversed array
         off = (2.0 * (B * TK - 1) - 2.0 * TK * np.arange(B))[:, None] - 2.0 * f.tp_seg[None, :]
@@ -300,7 +314,11 @@ class WeightedCoco:
         prev[:, 1:] = nr[:, :-1]
         prev[:, f.first] = 0
         seg = (np.arange(B, dtype=np.int64)[:, None] * TK + f.tp_seg[None, :]).ravel()
-        qw = (env * (nr - prev)).ravel()
+        qw = (
+            (env * (nr - prev)).ravel()
+            if self.rec_thrs.shape[0]
+            else (env * (nr - prev) / npos_rep).ravel()
+        )
         qsum = np.asarray(np.bincount(seg, weights=qw, minlength=B * TK), dtype=np.float64)
         qsum = qsum.reshape(B, TK)
         # recall: weighted true positives of each run (all ranked below maxDets[-1]) ...
@@ -505,17 +523,7 @@ class CocoScorer:
         out["ARm"] = self._ar(st, "medium", last)
         out["ARl"] = self._ar(st, "large", last)
         if self._op_img is not None:
-            tp, fp, iou_sum, n_gt = (w.astype(np.float64) @ self._op_img).T
-            fn = n_gt - tp
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out["tp"] = tp
-                out["fp"] = fp
-                out["fn"] = fn
-                out["precision"] = np.where(tp + fp > 0, tp / (tp + fp), np.nan)
-                out["recall"] = np.where(n_gt > 0, tp / n_gt, np.nan)
-                den = 2 * tp + fp + fn
-                out["f1"] = np.where(den > 0, 2 * tp / den, np.nan)
-                out["mean_iou"] = np.where(tp > 0, iou_sum / tp, np.nan)
+            out.update(_op_stats(w, self._op_img))
         # per-class AP: mean over (T, R) of each class with counted ground truth
         if exact:
             q = st.q["all"]
@@ -528,8 +536,53 @@ class CocoScorer:
         return {k: v for k, v in out.items() if v is not None}, per
 
 
+def _op_stats(w: WArray, per_image: FloatArray) -> dict[str, FloatArray]:
+    """Operating-point keys of each sample from per-image (tp, fp, TP IoU sum, n_gt)."""
+    tp, fp, iou_sum, n_gt = (w.astype(np.float64) @ per_image).T
+    fn = n_gt - tp
+    out: dict[str, FloatArray] = {"tp": tp, "fp": fp, "fn": fn}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["precision"] = np.where(tp + fp > 0, tp / (tp + fp), np.nan)
+        out["recall"] = np.where(n_gt > 0, tp / n_gt, np.nan)
+        den = 2 * tp + fp + fn
+        out["f1"] = np.where(den > 0, 2 * tp / den, np.nan)
+        out["mean_iou"] = np.where(tp > 0, iou_sum / tp, np.nan)
+    return out
+
+
+class VocScorer:
+    """``mAP``, the operating point and per-class AP of one model under image weights, on
+    the VOC devkit's curves (all-point area, or the 11-point mean with ``use_07``)."""
+
+    def __init__(
+        self, table: ScoreTable, *, n_classes: int, use_07: bool, op: OpTable | None = None
+    ) -> None:
+        rec = np.arange(0.0, 1.1, 0.1) if use_07 else np.zeros(0)
+        self.R = rec.shape[0]
+        self.engine = WeightedCoco(
+            {"all": table}, n_classes=n_classes, rec_thrs=rec, max_dets=(1,), voc=True
+        )
+        self._op_img = op.per_image() if op is not None else None
+
+    def score(self, w: WArray) -> tuple[dict[str, FloatArray], FloatArray]:
+        st = self.engine.sample(w)
+        per = st.qsum["all"][:, 0, :] / (self.R or 1)  # (B, K)
+        valid = st.n_pos["all"] > 0
+        per = np.where(valid, per, np.nan)
+        n = valid.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m_ap = np.where(n > 0, np.nansum(per, axis=1) / n, np.nan)
+        out: dict[str, FloatArray] = {"mAP": m_ap}
+        if self._op_img is not None:
+            out.update(_op_stats(w, self._op_img))
+        return out, per
+
+
+Scorer = CocoScorer | VocScorer
+
+
 def paired_deltas(
-    a: CocoScorer, b: CocoScorer, *, n_images: int, n_samples: int, seed: int
+    a: Scorer, b: Scorer, *, n_images: int, n_samples: int, seed: int
 ) -> tuple[dict[str, FloatArray], FloatArray]:
     """Bootstrap deltas ``B - A`` per summary key (N,) and per class (N, K): both models are
     scored on the same image multiplicities (paired). NaN where a value is undefined."""
@@ -611,7 +664,7 @@ def _op_table(ds: Any, result: Any, tab: Any, gt_image: IntArray) -> OpTable | N
         return None
     g, iou, ign = tab.dense(int(where[0]))
     score = np.asarray(tab.det_score, dtype=np.float64)
-    s_thr = params.get("score_thr")
+    s_thr = result.summary.get("score_thr")  # the cut actually used (given or max-F1)
     keep = score >= s_thr if s_thr is not None else np.ones(score.shape, dtype=bool)
     hit = g >= 0
     return OpTable(
@@ -622,3 +675,38 @@ def _op_table(ds: Any, result: Any, tab: Any, gt_image: IntArray) -> OpTable | N
         gt_image=gt_image,
         n_images=len(ds.images),
     )
+
+
+def voc_scorer(ds: Any, result: Any, *, iou_thr: float, use_07: bool, plus_one: bool) -> VocScorer:
+    """A scorer over the VOC devkit matching (re-run here: it is cheap and per image)."""
+    from ..protocols.voc import voc_match
+
+    m = voc_match(ds, iou_thr=iou_thr, plus_one=plus_one)
+    n = len(ds.pred)
+    on_hard = np.zeros(n, dtype=bool)
+    has = m.gt_row >= 0
+    on_hard[has] = m.hard[m.gt_row[has]]
+    counted = ~m.hard
+    table = ScoreTable(
+        det_image=np.asarray(ds.pred.image, dtype=np.int64),
+        det_category=np.asarray(ds.pred.category, dtype=np.int64),
+        det_score=np.asarray(ds.pred.score, dtype=np.float64),
+        det_rank=np.zeros(n, dtype=np.int64),
+        det_out=np.zeros(n, dtype=bool),
+        matched=(m.tp | (m.hit & on_hard))[None, :],
+        tp=m.tp[None, :],
+        gt_image=np.asarray(ds.gt.image, dtype=np.int64)[counted],
+        gt_category=np.asarray(ds.gt.category, dtype=np.int64)[counted],
+        det_tiebreak=np.arange(n, dtype=np.int64),
+    )
+    s_thr = result.summary.get("score_thr")  # the cut actually used (given or max-F1)
+    keep = ds.pred.score >= s_thr if s_thr is not None else np.ones(n, dtype=bool)
+    op = OpTable(
+        det_image=table.det_image,
+        tp=m.tp & keep,
+        fp=m.fp & keep,
+        iou=np.nan_to_num(m.iou),
+        gt_image=table.gt_image,
+        n_images=len(ds.images),
+    )
+    return VocScorer(table, n_classes=len(ds.categories), use_07=use_07, op=op)

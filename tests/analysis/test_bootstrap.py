@@ -148,3 +148,74 @@ def test_recall_index_is_the_exact_float_comparison() -> None:
     rc = np.concatenate([np.arange(n + 1) / n for n in range(1, 400)] + [np.array([0.0, 1.0])])
     want = np.searchsorted(REC_THRS, rc, side="right")
     assert np.array_equal(wc._recall_index(rc), want)
+
+
+@pytest.mark.parametrize("protocol", ["voc", "voc07"])
+def test_voc_unit_weights_are_the_single_run(protocol: str) -> None:
+    """VOC: all multiplicities 1 give the single run's mAP, per-class AP and operating
+    point (the single run is pinned to the devkit by the VOC oracle tests)."""
+    from pathlib import Path
+
+    from iou_cli.analysis.bootstrap import voc_scorer
+    from iou_cli.api import evaluate_dataset, load_pair
+    from iou_cli.loaders import LoadOptions
+
+    root = Path(__file__).resolve().parents[2] / "sample_data"
+    ds = load_pair(
+        str(root / "yolo" / "preds"),
+        str(root / "voc" / "annotations"),
+        LoadOptions(),
+    )
+    res = evaluate_dataset(ds, protocol=protocol, plus_one=True)
+    sc = voc_scorer(ds, res, iou_thr=0.5, use_07=protocol == "voc07", plus_one=True)
+    stats, per = sc.score(np.ones((2, len(ds.images)), dtype=np.int32))
+    assert stats["mAP"] == pytest.approx(res.summary["mAP"], abs=1e-12)
+    for k, row in enumerate(res.per_class):
+        if row["AP"] is None:
+            assert np.isnan(per[:, k]).all()
+        else:
+            assert per[0, k] == pytest.approx(row["AP"], abs=1e-12)
+    for key in ("tp", "fp", "fn", "precision", "recall", "f1", "mean_iou"):
+        assert stats[key][0] == pytest.approx(res.summary[key], abs=1e-12), key
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("protocol", ["voc", "voc07"])
+def test_voc_integer_weights_are_the_duplicated_image_set(
+    tmp_path, protocol: str, seed: int
+) -> None:  # type: ignore[no-untyped-def]
+    """Unique scores: the weighted VOC curves equal our devkit-exact evaluation of the image
+    set with copies (to float summation order)."""
+    import json
+
+    from iou_cli.analysis.bootstrap import voc_scorer
+    from iou_cli.api import evaluate_dataset, load_pair
+    from iou_cli.loaders import LoadOptions
+
+    gt, dets = random_scene(400 + seed, n_images=10, n_cats=4)
+    dets = _unique_scores(dets, seed)
+    w = next(multiplicities(len(gt["images"]), 1, seed))
+    gt2, dets2 = duplicate_images(gt, dets, w[0])
+
+    def run(g, d, name):  # type: ignore[no-untyped-def]
+        (tmp_path / f"{name}_gt.json").write_text(json.dumps(g))
+        (tmp_path / f"{name}_dt.json").write_text(json.dumps(d))
+        ds = load_pair(
+            str(tmp_path / f"{name}_dt.json"), str(tmp_path / f"{name}_gt.json"), LoadOptions()
+        )
+        return ds, evaluate_dataset(ds, protocol=protocol, score_thr=0.3)
+
+    ds, res = run(gt, dets, "one")
+    _, res2 = run(gt2, dets2, "dup")
+    sc = voc_scorer(ds, res, iou_thr=0.5, use_07=protocol == "voc07", plus_one=False)
+    stats, per = sc.score(w)
+    want = res2.summary["mAP"]
+    assert (want is None and np.isnan(stats["mAP"][0])) or stats["mAP"][0] == pytest.approx(
+        want, abs=1e-12
+    )
+    for k, row in enumerate(res2.per_class):
+        if row["AP"] is not None:
+            assert per[0, k] == pytest.approx(row["AP"], abs=1e-12)
+    for key in ("tp", "fp", "fn", "precision", "recall"):
+        if res2.summary[key] is not None:
+            assert stats[key][0] == pytest.approx(res2.summary[key], abs=1e-12), key
