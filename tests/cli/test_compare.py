@@ -223,3 +223,119 @@ def test_terminal_lists_classes_by_size_of_change(
     code, out, _ = run(["compare", rb, ra, "-o", "markdown", "--per-class"], capsys)
     lines = [ln for ln in out.splitlines() if ln.startswith("| big") or ln.startswith("| plain")]
     assert lines[0].startswith("| big")  # +0.25 (improvement) also first
+
+
+# --------------------------------------------------------------------------- predictions + GT
+
+PRED_B = str(ROOT / "sample_data" / "coco" / "preds_b.json")
+PROTOCOLS = ["coco", "voc", "voc07"]
+
+
+def _single(pred: str, protocol: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    code, out, _ = run([pred, GT, "--protocol", protocol, "-o", "json", "-q"], capsys)
+    assert code == 0
+    return json.loads(out)
+
+
+def _compare(
+    capsys: pytest.CaptureFixture[str], *extra: str, a: str = PRED, b: str = PRED_B
+) -> tuple[int, dict[str, Any], str]:
+    code, out, err = run(["compare", a, b, GT, "-o", "json", "-q", *extra], capsys)
+    return code, (json.loads(out) if out else {}), err
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_and_b_are_the_single_runs_bit_for_bit(
+    protocol: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ra, rb = _single(PRED, protocol, capsys), _single(PRED_B, protocol, capsys)
+    code, doc, err = _compare(capsys, "--protocol", protocol, "--bootstrap", "200")
+    assert code == 0, err
+    assert list(doc["metrics"]) == list(ra["summary"])
+    for key, m in doc["metrics"].items():
+        assert m["a"] == ra["summary"][key] and m["b"] == rb["summary"][key], key
+        if m["a"] is not None and m["b"] is not None:
+            assert m["delta"] == m["b"] - m["a"]
+    main_key = "AP" if protocol == "coco" else "mAP"
+    m = doc["metrics"][main_key]
+    assert m["delta"] < 0  # B dropped four good person detections
+    assert m["ci_low"] <= m["delta"] <= m["ci_high"]  # the CI contains the delta
+    assert doc["params"]["bootstrap"] == 200 and doc["params"]["seed"] == 0
+    for row, ca, cb in zip(doc["per_class"], ra["per_class"], rb["per_class"], strict=True):
+        assert row["name"] == ca["name"] and row["a"] == ca["AP"] and row["b"] == cb["AP"]
+        if row["ci_low"] is not None:
+            assert row["ci_low"] <= row["delta"] <= row["ci_high"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_identical_inputs_give_zero_delta_and_zero_ci(
+    protocol: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, doc, _ = _compare(capsys, "--protocol", protocol, "--bootstrap", "100", b=PRED)
+    assert code == 0
+    for key, m in doc["metrics"].items():
+        assert m["delta"] in (0, None), key
+        if m["ci_low"] is not None:
+            assert m["ci_low"] == 0 and m["ci_high"] == 0 and m["significant"] is False, key
+    assert doc["metrics"]["precision"]["ci_low"] == 0  # operating point resampled too
+    for row in doc["per_class"]:
+        assert row["delta"] == 0 and row["ci_low"] == 0 and row["ci_high"] == 0
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_seed_reproduces_the_cis(protocol: str, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("--protocol", protocol, "--bootstrap", "150")
+    _, d1, _ = _compare(capsys, *args, "--seed", "3")
+    _, d2, _ = _compare(capsys, *args, "--seed", "3")
+    _, d3, _ = _compare(capsys, *args, "--seed", "4")
+    assert d1["metrics"] == d2["metrics"] and d1["per_class"] == d2["per_class"]
+    key = "AP" if protocol == "coco" else "mAP"
+    assert d1["metrics"][key]["ci_low"] != d3["metrics"][key]["ci_low"] or (
+        d1["metrics"][key]["ci_high"] != d3["metrics"][key]["ci_high"]
+    )
+
+
+def test_bootstrap_0_gives_deltas_only(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc, _ = _compare(capsys, "--bootstrap", "0")
+    assert code == 0 and doc["params"]["bootstrap"] == 0
+    assert all(m["ci_low"] is None for m in doc["metrics"].values())
+
+
+def test_significant_only_gate(capsys: pytest.CaptureFixture[str]) -> None:
+    """The mAP drop is significant (its CI excludes 0), the fp rise is not."""
+    base = ("--protocol", "voc", "--bootstrap", "500")
+    _, doc, _ = _compare(capsys, *base)
+    assert doc["metrics"]["mAP"]["significant"] is True
+    assert doc["metrics"]["fp"]["delta"] > 0 and doc["metrics"]["fp"]["significant"] is False
+    code, _, err = _compare(capsys, *base, "--fail-if-worse", "mAP=0.01", "--significant-only")
+    assert code == 1 and "mAP dropped by" in err
+    code, doc, err = _compare(capsys, *base, "--fail-if-worse", "fp=0", "--significant-only")
+    assert code == 0 and doc["gates"][0]["failed"] is False
+    code, _, err = _compare(capsys, *base, "--fail-if-worse", "fp=0")
+    assert code == 1 and "fp rose by 2" in err
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--bootstrap", "-1"], "--bootstrap"),
+        (["--confidence", "1.5"], "--confidence"),
+        (["--confidence", "0"], "--confidence"),
+        (["--protocol", "lvis2"], "--protocol"),
+        (["--fail-if-worse", "mAP=0.1"], "unknown summary key"),
+    ],
+)
+def test_bad_options_exit_2(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["compare", PRED, PRED_B, GT, "-o", "json", *args], capsys)
+    assert code == 2 and out == "" and words in err and err.startswith("iou-eval: error:")
+
+
+def test_a_bad_prediction_file_exits_2_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"image_id": 1, "category_id": 1, "bbox": [0, 0, 1], "score": 0.5}]')
+    code, out, err = run(["compare", PRED, str(bad), GT, "-o", "json"], capsys)
+    assert code == 2 and out == "" and str(bad) in err and len(err.strip().splitlines()) == 1
