@@ -111,7 +111,9 @@ class _Thr:
 @dataclass
 class _Flat:
     """All thresholds' matched predictions end to end (threshold-major, then accumulation
-    order), so one sample chunk is one set of array operations per area range."""
+    order), so one sample chunk is one set of array operations per area range. The true
+    positives are stored in reverse, so the suffix maximum of precision is a forward
+    running maximum over contiguous memory."""
 
     m_img: IntArray
     m_tp: npt.NDArray[np.int32]
@@ -119,13 +121,18 @@ class _Flat:
     seg_start: IntArray  # (T*K,) padded index of each (threshold, class) run's start
     seg_jk: IntArray  # (T*K,) padded in-range index at the class's start
     seg_n: IntArray  # (T*K,) true positives per (threshold, class)
-    tp_e: IntArray  # true positives: padded index just after them in the matched list
+    last: IntArray  # (T*K,) padded index just after each run (for recall)
+    # true positives, reversed
+    tp_e: IntArray  # padded index just after them in the matched list
     tp_j: IntArray  # padded in-range index (inclusive)
     tp_seg: IntArray  # threshold * K + class
     tp_img: IntArray
-    tp_rank: IntArray
-    first: BoolArray  # true positive opens its (threshold, class) run
-    last: IntArray  # (T*K,) padded index just after each run (for recall)
+    opens: BoolArray  # the true positive opens its run (in accumulation order)
+    runs: IntArray  # start of each run in the reversed layout
+    run_seg: IntArray  # its (threshold, class)
+    below: list[tuple[int, IntArray, IntArray, IntArray]]  # (mi, rows, run starts, run segs)
+    all_tp: bool  # every matched prediction is a true positive
+    all_notout: bool  # every matched prediction is inside the area range
 
 
 @dataclass
@@ -179,6 +186,7 @@ class WeightedCoco:
         R = self.rec_thrs.shape[0]
         self._uniform = R > 1 and np.array_equal(self.rec_thrs, np.linspace(0.0, 1.0, R))
         self._thr_pad = np.r_[self.rec_thrs, np.inf]
+        self._cache: dict[tuple[int, int], FloatArray] = {}
         self.areas = {name: self._prepare(tab) for name, tab in tables.items()}
 
     def _prepare(self, tab: ScoreTable) -> _Area:
@@ -237,41 +245,74 @@ class WeightedCoco:
         K = self.K
         T = len(thr)
         offs = np.cumsum([0] + [th.m_img.shape[0] for th in thr])
-        cat_i = np.arange(K)
-        seg_start = np.concatenate(
-            [offs[t] + th.m_cstart[:-1] for t, th in enumerate(thr)] or [np.zeros(0, np.int64)]
-        )
-        tp_seg = np.concatenate(
-            [t * K + th.tp_cat for t, th in enumerate(thr)] or [np.zeros(0, np.int64)]
-        )
-        seg_n = np.bincount(tp_seg, minlength=T * K).astype(np.int64)
-        first = np.ones(tp_seg.shape[0], dtype=bool)
-        first[1:] = tp_seg[1:] != tp_seg[:-1]
+        empty = np.zeros(0, np.int64)
 
         def cat(parts: list[Any], dtype: type) -> Any:
             return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
 
-        last_end = np.concatenate(
-            [offs[t] + th.m_cstart[1:] for t, th in enumerate(thr)] or [np.zeros(0, np.int64)]
-        )
+        seg_start = cat([offs[t] + th.m_cstart[:-1] for t, th in enumerate(thr)], np.int64)
+        last_end = cat([offs[t] + th.m_cstart[1:] for t, th in enumerate(thr)], np.int64)
+        tp_seg = cat([t * K + th.tp_cat for t, th in enumerate(thr)], np.int64)
+        seg_n = np.bincount(tp_seg, minlength=T * K).astype(np.int64)
+        opens = np.ones(tp_seg.shape[0], dtype=bool)
+        opens[1:] = tp_seg[1:] != tp_seg[:-1]
+        tp_rank = cat([th.tp_rank for th in thr], np.int64)[::-1]
+        rseg = tp_seg[::-1].copy()
+
+        def run_starts(segs: IntArray) -> IntArray:
+            if segs.size == 0:
+                return empty
+            return np.flatnonzero(np.r_[True, segs[1:] != segs[:-1]]).astype(np.int64)
+
+        runs = run_starts(rseg)
+        below: list[tuple[int, IntArray, IntArray, IntArray]] = []
+        for mi, md in enumerate(self.max_dets[:-1]):
+            rows = np.flatnonzero(tp_rank < md).astype(np.int64)
+            st = run_starts(rseg[rows])
+            below.append((mi, rows, st, rseg[rows][st] if st.size else empty))
         return _Flat(
             m_img=cat([th.m_img for th in thr], np.int64),
             m_tp=cat([th.m_tp for th in thr], np.int32),
             m_notout=cat([th.m_notout for th in thr], np.int32),
-            seg_start=seg_start.astype(np.int64),
-            seg_jk=np.tile(at_cat[cat_i], T).astype(np.int64),
+            seg_start=seg_start,
+            seg_jk=np.tile(at_cat[np.arange(K)], T).astype(np.int64),
             seg_n=seg_n,
-            tp_e=cat([offs[t] + th.tp_pos + 1 for t, th in enumerate(thr)], np.int64),
-            tp_j=cat([th.tp_j for th in thr], np.int64),
-            tp_seg=tp_seg.astype(np.int64),
-            tp_img=cat([th.tp_img for th in thr], np.int64),
-            tp_rank=cat([th.tp_rank for th in thr], np.int64),
-            first=first,
-            last=last_end.astype(np.int64),
+            last=last_end,
+            tp_e=cat([offs[t] + th.tp_pos + 1 for t, th in enumerate(thr)], np.int64)[::-1].copy(),
+            tp_j=cat([th.tp_j for th in thr], np.int64)[::-1].copy(),
+            tp_seg=rseg,
+            tp_img=cat([th.tp_img for th in thr], np.int64)[::-1].copy(),
+            opens=opens[::-1].copy(),
+            runs=runs,
+            run_seg=rseg[runs] if runs.size else empty,
+            below=below,
+            all_tp=all(bool(th.m_tp.all()) for th in thr),
+            all_notout=all(bool(th.m_notout.all()) for th in thr),
         )
 
+    def _offsets(self, f: _Flat, B: int, TK: int) -> FloatArray:
+        """Per chunk size: the offsets that keep runs apart in one running maximum (they
+        grow along the flattened, reversed layout by more than a precision can)."""
+        key = (id(f), B)
+        if key not in self._cache:
+            rows = np.arange(B, dtype=np.float64)[:, None]
+            self._cache[key] = 2.0 * (rows * TK + (TK - 1 - f.tp_seg[None, :]))
+        return self._cache[key]
+
+    def _recall_lut(self, n_pos: IntArray) -> tuple[npt.NDArray[np.int64], IntArray]:
+        """For every (sample, class) and every count c in 0..n_pos: how many recall points
+        ``c / n_pos`` reaches; ``start`` (B, K) is each (sample, class)'s offset."""
+        B, K = n_pos.shape
+        npos = np.maximum(n_pos, 1).reshape(-1)
+        size = npos + 1
+        start = np.cumsum(size) - size
+        total = int(size.sum())
+        c = np.arange(total, dtype=np.int64) - np.repeat(start, size)
+        lut = self._recall_index(c / np.repeat(npos, size).astype(np.float64))
+        return lut, start.reshape(B, K)
+
     def _fast(
-        self, w: WArray, ar: _Area, npos_f: FloatArray, m_list: list[int]
+        self, w: WArray, ar: _Area, npos_f: FloatArray, n_pos: IntArray, m_list: list[int]
     ) -> tuple[FloatArray, FloatArray]:
         """``qsum`` (B, T, K) and recall (B, T, K, M) from the true positives alone."""
         f = ar.flat
@@ -283,54 +324,53 @@ class WeightedCoco:
         n = f.tp_seg.shape[0]
         if n == 0:
             return qsum.reshape(B, T, K), rc.reshape(B, T, K, M)
+        rev_n = f.seg_n[::-1]
         cz = _cum_pad(np.take(w, ar.no_img, axis=1))
         wm = np.take(w, f.m_img, axis=1)
-        c_tp = _cum_pad(wm * f.m_tp)
-        c_no = _cum_pad(wm * f.m_notout)
+        c_m = _cum_pad(wm)
+        c_tp = c_m if f.all_tp else _cum_pad(wm * f.m_tp)
+        c_no = c_m if f.all_notout else _cum_pad(wm * f.m_notout)
         del wm
         tp_base = c_tp[:, f.seg_start]  # (B, TK)
-        ctp = c_tp[:, f.tp_e] - np.repeat(tp_base, f.seg_n, axis=1)
+        ctp = c_tp[:, f.tp_e] - np.repeat(tp_base[:, ::-1], rev_n, axis=1)
         g = cz[:, f.tp_j] - c_no[:, f.tp_e]
         g_base = cz[:, f.seg_jk] - c_no[:, f.seg_start]
-        cfp = g - np.repeat(g_base, f.seg_n, axis=1)
+        cfp = g - np.repeat(g_base[:, ::-1], rev_n, axis=1)
         del g
         ctp_f = ctp.astype(np.float64)
         if self.voc:
             pr = ctp_f / np.maximum(cfp + ctp_f, EPS)
         else:
             pr = ctp_f / ((cfp + ctp_f) + EPS)
+        del cfp
         npos_seg = np.tile(npos_f, (1, T))  # (B, TK)
-        npos_rep = np.repeat(npos_seg, f.seg_n, axis=1)
         if self.rec_thrs.shape[0]:
-            nr = self._recall_index(ctp_f / npos_rep)
+            # recall points reached: a lookup by (sample, class, weighted TP count)
+            lut, start = self._recall_lut(n_pos)
+            nr = lut[np.repeat(np.tile(start, (1, T))[:, ::-1], rev_n, axis=1) + ctp]
         else:  # all-point area: each true positive adds its weight / n_pos of recall
-            nr = ctp.astype(np.int64)
-        # monotone precision: suffix maximum inside each (sample, threshold, class) run;
-        # runs kept apart by an offset that grows along the reversed array
-        off = (2.0 * (B * TK - 1) - 2.0 * TK * np.arange(B))[:, None] - 2.0 * f.tp_seg[None, :]
-        v = (pr + off).ravel()[::-1]
-        env = np.maximum.accumulate(v)[::-1].reshape(B, n) - off
-        prev = np.empty_like(nr)
-        prev[:, 1:] = nr[:, :-1]
-        prev[:, f.first] = 0
-        seg = (np.arange(B, dtype=np.int64)[:, None] * TK + f.tp_seg[None, :]).ravel()
-        qw = (
-            (env * (nr - prev)).ravel()
-            if self.rec_thrs.shape[0]
-            else (env * (nr - prev) / npos_rep).ravel()
-        )
-        qsum = np.asarray(np.bincount(seg, weights=qw, minlength=B * TK), dtype=np.float64)
-        qsum = qsum.reshape(B, TK)
+            nr = ctp
+        # monotone precision: the running maximum along each run (reversed: from its last
+        # true positive back), runs kept apart by offsets
+        off = self._offsets(f, B, TK)
+        env = np.maximum.accumulate((pr + off).ravel()).reshape(B, n) - off
+        # recall points each true positive is the first to reach
+        dn = np.empty(nr.shape, dtype=np.float64)
+        dn[:, :-1] = nr[:, :-1] - nr[:, 1:]
+        dn[:, -1] = nr[:, -1]
+        dn[:, f.opens] = nr[:, f.opens]
+        if not self.rec_thrs.shape[0]:
+            dn /= np.repeat(npos_seg[:, ::-1], rev_n, axis=1)
+        qsum[:, f.run_seg] = np.add.reduceat(env * dn, f.runs, axis=1)
         # recall: weighted true positives of each run (all ranked below maxDets[-1]) ...
         rc[:, :, M - 1] = (c_tp[:, f.last] - tp_base) / npos_seg
         # ... and below the smaller maxDets
-        for mi in m_list:
-            if mi == M - 1:
+        for mi, rows, st, segs in f.below:
+            if mi not in m_list or st.size == 0:
                 continue
-            sel = f.tp_rank < self.max_dets[mi]
-            wt = np.take(w, f.tp_img[sel], axis=1)
-            segs = (np.arange(B, dtype=np.int64)[:, None] * TK + f.tp_seg[sel][None, :]).ravel()
-            cnt = np.bincount(segs, weights=wt.ravel(), minlength=B * TK).reshape(B, TK)
+            wt = np.take(w, f.tp_img[rows], axis=1)
+            cnt = np.zeros((B, TK))
+            cnt[:, segs] = np.add.reduceat(wt, st, axis=1)
             rc[:, :, mi] = cnt / npos_seg
         return qsum.reshape(B, T, K), rc.reshape(B, T, K, M)
 
@@ -369,7 +409,7 @@ class WeightedCoco:
             n_pos = npos.astype(np.int64)
             npos_f = np.maximum(n_pos, 1).astype(np.float64)
             m_list = list(range(M)) if name == "all" else [M - 1]
-            out.qsum[name], out.rc[name] = self._fast(w, ar, npos_f, m_list)
+            out.qsum[name], out.rc[name] = self._fast(w, ar, npos_f, n_pos, m_list)
             out.n_pos[name] = n_pos
             if grid:
                 out.q[name] = self._grid(w, ar, npos_f)
