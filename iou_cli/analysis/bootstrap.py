@@ -337,12 +337,15 @@ class WeightedCoco:
         g_base = cz[:, f.seg_jk] - c_no[:, f.seg_start]
         cfp = g - np.repeat(g_base[:, ::-1], rev_n, axis=1)
         del g
-        ctp_f = ctp.astype(np.float64)
-        if self.voc:
-            pr = ctp_f / np.maximum(cfp + ctp_f, EPS)
-        else:
-            pr = ctp_f / ((cfp + ctp_f) + EPS)
+        tot = (cfp + ctp).astype(np.float64)  # exact integers
         del cfp
+        if self.voc:
+            np.maximum(tot, EPS, out=tot)
+        else:
+            tot += EPS
+        pr = ctp.astype(np.float64)
+        pr /= tot
+        del tot
         npos_seg = np.tile(npos_f, (1, T))  # (B, TK)
         if self.rec_thrs.shape[0]:
             # recall points reached: a lookup by (sample, class, weighted TP count)
@@ -353,7 +356,11 @@ class WeightedCoco:
         # monotone precision: the running maximum along each run (reversed: from its last
         # true positive back), runs kept apart by offsets
         off = self._offsets(f, B, TK)
-        env = np.maximum.accumulate((pr + off).ravel()).reshape(B, n) - off
+        env = pr
+        env += off
+        flat = env.reshape(-1)
+        np.maximum.accumulate(flat, out=flat)
+        env -= off
         # recall points each true positive is the first to reach
         dn = np.empty(nr.shape, dtype=np.float64)
         dn[:, :-1] = nr[:, :-1] - nr[:, 1:]
@@ -361,7 +368,8 @@ class WeightedCoco:
         dn[:, f.opens] = nr[:, f.opens]
         if not self.rec_thrs.shape[0]:
             dn /= np.repeat(npos_seg[:, ::-1], rev_n, axis=1)
-        qsum[:, f.run_seg] = np.add.reduceat(env * dn, f.runs, axis=1)
+        dn *= env
+        qsum[:, f.run_seg] = np.add.reduceat(dn, f.runs, axis=1)
         # recall: weighted true positives of each run (all ranked below maxDets[-1]) ...
         rc[:, :, M - 1] = (c_tp[:, f.last] - tp_base) / npos_seg
         # ... and below the smaller maxDets
