@@ -51,6 +51,7 @@ BoolArray = npt.NDArray[np.bool_]
 WArray = npt.NDArray[np.int32]
 
 CHUNK = 16  # samples drawn (and scored) together; part of the seed's meaning: do not change
+BUDGET = 2_000_000  # elements per working array (rows x records): bounds memory per thread
 EPS = np.spacing(1)
 
 
@@ -188,6 +189,13 @@ class WeightedCoco:
         self._thr_pad = np.r_[self.rec_thrs, np.inf]
         self._cache: dict[tuple[int, int], FloatArray] = {}
         self.areas = {name: self._prepare(tab) for name, tab in tables.items()}
+        self._width = max(
+            (
+                max(a.no_img.shape[0], a.flat.m_img.shape[0], a.flat.tp_seg.shape[0])
+                for a in self.areas.values()
+            ),
+            default=0,
+        )
 
     def _prepare(self, tab: ScoreTable) -> _Area:
         K = self.K
@@ -402,6 +410,20 @@ class WeightedCoco:
         times the number of recall points it is the first to reach); the summation order
         differs from pycocotools' mean in the last bits. ``grid=True`` also fills ``q``
         (B, T, K, R), the precision array itself, equal to pycocotools' bit for bit."""
+        step = max(1, min(w.shape[0], BUDGET // max(self._width, 1)))
+        if step < w.shape[0]:  # bound the working set: a few rows at a time
+            parts = [self._sample(w[i : i + step], grid) for i in range(0, w.shape[0], step)]
+            out = SampleStats()
+            for name in parts[0].qsum:
+                out.qsum[name] = np.concatenate([p.qsum[name] for p in parts])
+                out.rc[name] = np.concatenate([p.rc[name] for p in parts])
+                out.n_pos[name] = np.concatenate([p.n_pos[name] for p in parts])
+                if grid:
+                    out.q[name] = np.concatenate([p.q[name] for p in parts])
+            return out
+        return self._sample(w, grid)
+
+    def _sample(self, w: WArray, grid: bool) -> SampleStats:
         B = w.shape[0]
         K = self.K
         M = len(self.max_dets)

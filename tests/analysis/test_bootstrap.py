@@ -219,3 +219,18 @@ def test_voc_integer_weights_are_the_duplicated_image_set(
     for key in ("tp", "fp", "fn", "precision", "recall"):
         if res2.summary[key] is not None:
             assert stats[key][0] == pytest.approx(res2.summary[key], abs=1e-12), key
+
+
+def test_slicing_rows_to_bound_memory_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from iou_cli.analysis import bootstrap
+
+    gt, dets = random_scene(77, n_images=15, n_cats=5)
+    ev = pycoco_eval(gt, dets)
+    w = np.concatenate(list(multiplicities(len(gt["images"]), 20, seed=1)))
+    whole = _weighted(ev).sample(w)
+    monkeypatch.setattr(bootstrap, "BUDGET", 50)
+    sliced = _weighted(ev).sample(w)
+    for name in AREAS:
+        assert np.array_equal(whole.qsum[name], sliced.qsum[name])
+        assert np.array_equal(whole.rc[name], sliced.rc[name])
+        assert np.array_equal(whole.n_pos[name], sliced.n_pos[name])
