@@ -132,6 +132,7 @@ class _Flat:
     runs: IntArray  # start of each run in the reversed layout
     run_seg: IntArray  # its (threshold, class)
     below: list[tuple[int, IntArray, IntArray, IntArray]]  # (mi, rows, run starts, run segs)
+    off: FloatArray  # grows along the layout by more than a precision: keeps runs apart
     all_tp: bool  # every matched prediction is a true positive
     all_notout: bool  # every matched prediction is inside the area range
 
@@ -187,7 +188,6 @@ class WeightedCoco:
         R = self.rec_thrs.shape[0]
         self._uniform = R > 1 and np.array_equal(self.rec_thrs, np.linspace(0.0, 1.0, R))
         self._thr_pad = np.r_[self.rec_thrs, np.inf]
-        self._cache: dict[tuple[int, int], FloatArray] = {}
         self.areas = {name: self._prepare(tab) for name, tab in tables.items()}
         self._width = max(
             (
@@ -294,18 +294,10 @@ class WeightedCoco:
             runs=runs,
             run_seg=rseg[runs] if runs.size else empty,
             below=below,
+            off=2.0 * (T * K - 1 - rseg).astype(np.float64),
             all_tp=all(bool(th.m_tp.all()) for th in thr),
             all_notout=all(bool(th.m_notout.all()) for th in thr),
         )
-
-    def _offsets(self, f: _Flat, B: int, TK: int) -> FloatArray:
-        """Per chunk size: the offsets that keep runs apart in one running maximum (they
-        grow along the flattened, reversed layout by more than a precision can)."""
-        key = (id(f), B)
-        if key not in self._cache:
-            rows = np.arange(B, dtype=np.float64)[:, None]
-            self._cache[key] = 2.0 * (rows * TK + (TK - 1 - f.tp_seg[None, :]))
-        return self._cache[key]
 
     def _recall_lut(self, n_pos: IntArray) -> tuple[npt.NDArray[np.int64], IntArray]:
         """For every (sample, class) and every count c in 0..n_pos: how many recall points
@@ -362,13 +354,12 @@ class WeightedCoco:
         else:  # all-point area: each true positive adds its weight / n_pos of recall
             nr = ctp
         # monotone precision: the running maximum along each run (reversed: from its last
-        # true positive back), runs kept apart by offsets
-        off = self._offsets(f, B, TK)
+        # true positive back), runs kept apart by offsets (exact to ~1e-13; the same in
+        # every row, so results do not depend on how samples are grouped)
         env = pr
-        env += off
-        flat = env.reshape(-1)
-        np.maximum.accumulate(flat, out=flat)
-        env -= off
+        env += f.off
+        np.maximum.accumulate(env, axis=1, out=env)
+        env -= f.off
         # recall points each true positive is the first to reach
         dn = np.empty(nr.shape, dtype=np.float64)
         dn[:, :-1] = nr[:, :-1] - nr[:, 1:]
