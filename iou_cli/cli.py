@@ -773,43 +773,30 @@ def compare_cmd(
 
     out = resolve_output(output)
     gates = cmp.parse_gates(fail_if_worse)
-    if len(inputs) == 2:
-        if not all(cmp.looks_like_report(p) for p in inputs):
-            raise UsageError(
-                "compare: give PRED_A PRED_B GROUND_TRUTH, or two saved -o json reports "
-                f"(got 2 paths and {', '.join(term(p) for p in inputs if not cmp.looks_like_report(p))} "
-                "is not a report)"
-            )
-        comparison = cmp.compare_reports(inputs[0], inputs[1])
-    elif len(inputs) == 3:
-        comparison = _compare_predictions(
-            inputs,
-            bootstrap=bootstrap,
-            seed=seed,
-            confidence=confidence,
-            gates=gates,
-            protocol=protocol,
-            iou_type=iou_type,
-            iou_thr=iou_thr,
-            score_thr=score_thr,
-            max_dets=max_dets,
-            iou_thrs=iou_thrs,
-            honor_ignore=honor_ignore,
-            plus_one=plus_one,
-            pred_format=pred_format,
-            gt_format=gt_format,
-            names=names,
-            gt_names=gt_names,
-            pred_names=pred_names,
-            images=images,
-            image_size=image_size,
-            unknown=unknown,
-        )
-    else:
-        raise UsageError(
-            f"compare: expected PRED_A PRED_B GROUND_TRUTH or REPORT_A REPORT_B, got "
-            f"{len(inputs)} path(s)"
-        )
+    md = parse_int_list(max_dets, "--max-dets")
+    comparison = cmp.compare(
+        inputs,
+        gates=gates,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        protocol=protocol,
+        iou_type=iou_type,
+        iou_thr=iou_thr,
+        score_thr=score_thr,
+        max_dets=md,
+        iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
+        honor_ignore=honor_ignore,
+        plus_one=plus_one,
+        pred_format=pred_format,
+        gt_format=gt_format,
+        names=names,
+        gt_names=gt_names,
+        pred_names=pred_names,
+        images=images,
+        image_size=parse_image_size(image_size),
+        unknown=unknown,
+    )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if not quiet:
         for line in comparison.info:
@@ -835,78 +822,3 @@ def compare_cmd(
             stderr_line(f"{PROG}: fail-if-worse: {term(g['reason'])}")
             status = 1
     raise typer.Exit(status)
-
-
-def _compare_predictions(inputs: list[str], *, gates: Any, **o: Any) -> Any:
-    from .analysis import compare as cmp
-    from .api import check_options, evaluate_dataset, load_pair
-    from .loaders import LoadOptions
-
-    md = parse_int_list(o["max_dets"], "--max-dets")
-    thrs = parse_float_list(o["iou_thrs"], "--iou-thrs") if o["iou_thrs"] is not None else None
-    size = parse_image_size(o["image_size"])
-    check_options(
-        protocol=o["protocol"],
-        iou_type=o["iou_type"],
-        iou_thr=o["iou_thr"],
-        score_thr=o["score_thr"],
-        max_dets=md,
-        iou_thrs=thrs,
-        unknown=o["unknown"],
-        formats=(o["pred_format"], o["gt_format"]),
-    )
-    cmp.check_bootstrap_options(o["bootstrap"], o["confidence"])
-    from .metrics import OP_KEYS
-    from .protocols.coco import stat_keys
-
-    keys = stat_keys(tuple(md)) if o["protocol"] == "coco" else ["mAP"]
-    cmp.check_gate_keys(gates, keys + list(OP_KEYS))  # a typo fails before the work
-    opts = LoadOptions(
-        pred_format=o["pred_format"],
-        gt_format=o["gt_format"],
-        iou_type=o["iou_type"],
-        names=o["names"],
-        gt_names=o["gt_names"],
-        pred_names=o["pred_names"],
-        images=o["images"],
-        image_size=size,
-        unknown=o["unknown"],
-    )
-
-    def evaluate(ds: Any) -> Any:
-        return evaluate_dataset(
-            ds,
-            protocol=o["protocol"],
-            iou_type=o["iou_type"],
-            iou_thr=o["iou_thr"],
-            score_thr=o["score_thr"],
-            max_dets=md,
-            iou_thrs=thrs,
-            honor_ignore=o["honor_ignore"],
-            plus_one=o["plus_one"],
-        )
-
-    def scorer(ds: Any, result: Any) -> Any:
-        from .analysis.bootstrap import coco_scorer, voc_scorer
-
-        if o["protocol"] == "coco":
-            return coco_scorer(ds, result)
-        return voc_scorer(
-            ds,
-            result,
-            iou_thr=o["iou_thr"],
-            use_07=o["protocol"] == "voc07",
-            plus_one=o["plus_one"],
-        )
-
-    return cmp.compare_predictions(
-        inputs[0],
-        inputs[1],
-        inputs[2],
-        bootstrap=o["bootstrap"],
-        seed=o["seed"],
-        confidence=o["confidence"],
-        load=lambda pred, gt: load_pair(pred, gt, opts),
-        evaluate=evaluate,
-        scorer=scorer,
-    )

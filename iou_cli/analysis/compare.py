@@ -417,3 +417,120 @@ def check_bootstrap_options(bootstrap: int, confidence: float) -> None:
         raise UsageError(f"--bootstrap: expected a sample count >= 0, got {bootstrap}")
     if not (0.0 < confidence < 1.0):
         raise UsageError(f"--confidence: expected a level in (0, 1) such as 0.95, got {confidence}")
+
+
+# --------------------------------------------------------------------------- front door
+
+
+def compare(
+    paths: Sequence[str],
+    *,
+    gates: Sequence[WorseGate] = (),
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    protocol: str = "coco",
+    iou_type: str = "bbox",
+    iou_thr: float = 0.5,
+    score_thr: float | None = None,
+    max_dets: Sequence[int] = (1, 10, 100),
+    iou_thrs: Sequence[float] | None = None,
+    honor_ignore: bool = False,
+    plus_one: bool = False,
+    pred_format: str | None = None,
+    gt_format: str | None = None,
+    names: str | None = None,
+    gt_names: str | None = None,
+    pred_names: str | None = None,
+    images: str | None = None,
+    image_size: tuple[float, float] | None = None,
+    unknown: str = "error",
+) -> Comparison:
+    """``[PRED_A, PRED_B, GROUND_TRUTH]`` (any input format, the default verb's options) or
+    ``[REPORT_A, REPORT_B]`` (saved ``-o json`` reports). ``gates`` are checked for known
+    keys before any work (checking them is :func:`check_gates`)."""
+    if len(paths) == 2:
+        not_reports = [p for p in paths if not looks_like_report(p)]
+        if not_reports:
+            from ..text import term
+
+            raise UsageError(
+                "compare: give PRED_A PRED_B GROUND_TRUTH, or two saved -o json reports "
+                f"({', '.join(term(p) for p in not_reports)} is not a report)"
+            )
+        comparison = compare_reports(paths[0], paths[1])
+        check_gate_keys(gates, list(comparison.metrics))
+        return comparison
+    if len(paths) != 3:
+        raise UsageError(
+            "compare: expected PRED_A PRED_B GROUND_TRUTH or REPORT_A REPORT_B, got "
+            f"{len(paths)} path(s)"
+        )
+    from ..api import check_options, evaluate_dataset, load_pair
+    from ..loaders import LoadOptions
+    from ..metrics import OP_KEYS
+
+    md = [int(m) for m in max_dets]
+    check_options(
+        protocol=protocol,
+        iou_type=iou_type,
+        iou_thr=iou_thr,
+        score_thr=score_thr,
+        max_dets=md,
+        iou_thrs=iou_thrs,
+        unknown=unknown,
+        formats=(pred_format, gt_format),
+    )
+    check_bootstrap_options(bootstrap, confidence)
+    if protocol == "coco":
+        from ..protocols.coco import stat_keys
+
+        keys = stat_keys(tuple(md))
+    else:
+        keys = ["mAP"]
+    check_gate_keys(gates, keys + list(OP_KEYS))  # a typo fails before the work
+    opts = LoadOptions(
+        pred_format=pred_format,
+        gt_format=gt_format,
+        iou_type=iou_type,
+        names=names,
+        gt_names=gt_names,
+        pred_names=pred_names,
+        images=images,
+        image_size=image_size,
+        unknown=unknown,
+    )
+
+    def evaluate(ds: Any) -> Any:
+        return evaluate_dataset(
+            ds,
+            protocol=protocol,
+            iou_type=iou_type,
+            iou_thr=iou_thr,
+            score_thr=score_thr,
+            max_dets=md,
+            iou_thrs=iou_thrs,
+            honor_ignore=honor_ignore,
+            plus_one=plus_one,
+        )
+
+    def scorer(ds: Any, result: Any) -> Any:
+        from .bootstrap import coco_scorer, voc_scorer
+
+        if protocol == "coco":
+            return coco_scorer(ds, result)
+        return voc_scorer(
+            ds, result, iou_thr=iou_thr, use_07=protocol == "voc07", plus_one=plus_one
+        )
+
+    return compare_predictions(
+        paths[0],
+        paths[1],
+        paths[2],
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        load=lambda pred, gt: load_pair(pred, gt, opts),
+        evaluate=evaluate,
+        scorer=scorer,
+    )
