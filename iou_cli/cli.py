@@ -225,8 +225,9 @@ def evaluate_cmd(
         typer.Option("--score-thr", help="Confidence of the operating point (default: max F1)."),
     ] = None,
     max_dets: Annotated[
-        str, typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets.")
-    ] = "1,10,100",
+        str | None,
+        typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets (default 1,10,100)."),
+    ] = None,
     iou_thrs: Annotated[
         str | None,
         typer.Option(
@@ -274,14 +275,11 @@ def evaluate_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """Evaluate PREDICTIONS against GROUND_TRUTH (the default verb)."""
-    global _DEBUG
-    _DEBUG = _DEBUG or debug
-    from .api import check_options, evaluate_dataset, load_pair
-    from .loaders import LoadOptions
+    from .api import check_options, evaluate, summary_keys
 
     out = resolve_output(output)
     gates = parse_fail_under(fail_under)
-    md = parse_int_list(max_dets, "--max-dets")
+    md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
     size = parse_image_size(image_size)
     check_options(
@@ -294,48 +292,44 @@ def evaluate_cmd(
         unknown=unknown,
         formats=(pred_format, gt_format),
     )
-    from .metrics import OP_KEYS
-    from .protocols.coco import stat_keys
-
-    keys = stat_keys(tuple(md)) if protocol == "coco" else ["mAP"]
-    check_gate_keys(gates, keys + list(OP_KEYS))  # a typo fails before the work
+    protocol_options: dict[str, Any] = {
+        "max_dets": md,
+        "iou_thrs": thrs,
+        "honor_ignore": honor_ignore,
+        "plus_one": plus_one,
+    }
+    # option and gate-key errors before the work: the keys come from the protocol
+    keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
+    check_gate_keys(gates, keys)
     inputs = [p for p in (predictions, ground_truth, names, gt_names, pred_names, images) if p]
     if matches not in (None, "-"):
         from .outputs import check_target
 
         check_target(matches, inputs)  # fail before the work, not after
     progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
-    opts = LoadOptions(
-        pred_format=pred_format,
-        gt_format=gt_format,
-        iou_type=iou_type,
-        names=names,
-        gt_names=gt_names,
-        pred_names=pred_names,
-        images=images,
-        image_size=size,
-        unknown=unknown,
-        progress=progress,
-    )
     try:
-        ds = load_pair(predictions, ground_truth, opts)
+        result = evaluate(
+            predictions,
+            ground_truth,
+            protocol=protocol,
+            iou_type=iou_type,
+            iou_thr=iou_thr,
+            score_thr=score_thr,
+            matches=matches is not None,
+            pred_format=pred_format,
+            gt_format=gt_format,
+            names=names,
+            gt_names=gt_names,
+            pred_names=pred_names,
+            images=images,
+            image_size=size,
+            unknown=unknown,
+            progress=progress,
+            **protocol_options,
+        )
     finally:
         if progress is not None:
             progress.close()
-    result = evaluate_dataset(
-        ds,
-        protocol=protocol,
-        iou_type=iou_type,
-        iou_thr=iou_thr,
-        score_thr=score_thr,
-        max_dets=md,
-        iou_thrs=thrs,
-        honor_ignore=honor_ignore,
-        plus_one=plus_one,
-        matches=matches is not None,
-    )
-    if not quiet:
-        result.info.insert(0, _read_line(ds, iou_type))
     matches_text = None
     if matches is not None and result.matches is not None:
         from .report import matches_csv
@@ -351,14 +345,6 @@ def evaluate_cmd(
         sys.stdout.write(matches_text)
         sys.stdout.flush()
     raise typer.Exit(status)
-
-
-def _read_line(ds: Any, iou_type: str = "bbox") -> str:
-    what = "masks" if iou_type == "segm" else "boxes"
-    return (
-        f"read ground truth: {len(ds.gt)} {what}, {len(ds.images)} images, "
-        f"{len(ds.categories)} classes; predictions: {len(ds.pred)} {what}"
-    )
 
 
 class _progress_bar:
