@@ -710,8 +710,9 @@ def compare_cmd(
         typer.Option("--score-thr", help="Confidence of the operating point (default: max F1)."),
     ] = None,
     max_dets: Annotated[
-        str, typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets.")
-    ] = "1,10,100",
+        str | None,
+        typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets (default 1,10,100)."),
+    ] = None,
     iou_thrs: Annotated[
         str | None,
         typer.Option(
@@ -759,7 +760,7 @@ def compare_cmd(
 
     out = resolve_output(output)
     gates = cmp.parse_gates(fail_if_worse)
-    md = parse_int_list(max_dets, "--max-dets")
+    md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     comparison = cmp.compare(
         inputs,
         gates=gates,

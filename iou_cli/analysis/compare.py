@@ -433,7 +433,7 @@ def compare(
     iou_type: str = "bbox",
     iou_thr: float = 0.5,
     score_thr: float | None = None,
-    max_dets: Sequence[int] = (1, 10, 100),
+    max_dets: Sequence[int] | None = None,
     iou_thrs: Sequence[float] | None = None,
     honor_ignore: bool = False,
     plus_one: bool = False,
@@ -466,29 +466,30 @@ def compare(
             "compare: expected PRED_A PRED_B GROUND_TRUTH or REPORT_A REPORT_B, got "
             f"{len(paths)} path(s)"
         )
-    from ..api import check_options, evaluate_dataset, load_pair
+    from ..api import check_options, evaluate_dataset, load_pair, summary_keys
     from ..loaders import LoadOptions
-    from ..metrics import OP_KEYS
 
-    md = [int(m) for m in max_dets]
     check_options(
         protocol=protocol,
         iou_type=iou_type,
         iou_thr=iou_thr,
         score_thr=score_thr,
-        max_dets=md,
+        max_dets=max_dets,
         iou_thrs=iou_thrs,
         unknown=unknown,
         formats=(pred_format, gt_format),
     )
     check_bootstrap_options(bootstrap, confidence)
-    if protocol == "coco":
-        from ..protocols.coco import stat_keys
-
-        keys = stat_keys(tuple(md))
-    else:
-        keys = ["mAP"]
-    check_gate_keys(gates, keys + list(OP_KEYS))  # a typo fails before the work
+    # the default verb's protocol options (None / False = not given), so a and b are its
+    # values; COCO keeps every area range's match table for the bootstrap
+    protocol_options: dict[str, Any] = {
+        "max_dets": max_dets,
+        "iou_thrs": iou_thrs,
+        "honor_ignore": honor_ignore,
+        "plus_one": plus_one,
+    }
+    keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
+    check_gate_keys(gates, keys)  # option and key errors before the work
     opts = LoadOptions(
         pred_format=pred_format,
         gt_format=gt_format,
@@ -501,6 +502,8 @@ def compare(
         unknown=unknown,
     )
 
+    keep = {"keep_tables": True} if protocol == "coco" and bootstrap > 0 else {}
+
     def evaluate(ds: Any) -> Any:
         return evaluate_dataset(
             ds,
@@ -508,10 +511,8 @@ def compare(
             iou_type=iou_type,
             iou_thr=iou_thr,
             score_thr=score_thr,
-            max_dets=md,
-            iou_thrs=iou_thrs,
-            honor_ignore=honor_ignore,
-            plus_one=plus_one,
+            **protocol_options,
+            **keep,
         )
 
     def scorer(ds: Any, result: Any) -> Any:
