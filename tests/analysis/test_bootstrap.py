@@ -234,3 +234,42 @@ def test_slicing_rows_to_bound_memory_changes_nothing(monkeypatch: pytest.Monkey
         assert np.array_equal(whole.qsum[name], sliced.qsum[name])
         assert np.array_equal(whole.rc[name], sliced.rc[name])
         assert np.array_equal(whole.n_pos[name], sliced.n_pos[name])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_unit_weights_on_our_match_tables_are_the_single_run(tmp_path, seed: int) -> None:  # type: ignore[no-untyped-def]
+    """The scorer built from the evaluation's own match tables (what `compare` uses): all
+    multiplicities 1 give the single run's 12 stats bit for bit (exact path) and to
+    rounding (fast path), the operating point and the per-class AP."""
+    import json
+
+    from iou_cli.analysis.bootstrap import coco_scorer
+    from iou_cli.api import evaluate_dataset, load_pair
+    from iou_cli.loaders import LoadOptions
+
+    gt, dets = random_scene(500 + seed, n_images=14, n_cats=5)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    ds = load_pair(str(tmp_path / "dt.json"), str(tmp_path / "gt.json"), LoadOptions())
+    res = evaluate_dataset(ds, protocol="coco", keep_tables=True)
+    sc = coco_scorer(ds, res)
+    assert sc is not None
+    ones = np.ones((2, len(ds.images)), dtype=np.int32)
+    exact, exact_per = sc.score(ones, exact=True)
+    fast, fast_per = sc.score(ones)
+    for key, value in res.summary.items():
+        if key in ("iou_thr", "score_thr"):
+            assert key not in exact
+            continue
+        if value is None:
+            assert np.isnan(fast[key]).all(), key
+            continue
+        assert fast[key] == pytest.approx(value, abs=1e-12), key
+        if key[:2] in ("AP", "AR"):
+            assert (exact[key] == value).all(), key  # bit for bit
+    for k, row in enumerate(res.per_class):
+        if row["AP"] is None:
+            assert np.isnan(fast_per[:, k]).all()
+        else:
+            assert (exact_per[:, k] == row["AP"]).all()
+            assert fast_per[0, k] == pytest.approx(row["AP"], abs=1e-12)
