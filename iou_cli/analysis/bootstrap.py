@@ -107,34 +107,40 @@ class _Thr:
     tp_rank: IntArray
     tp_j: IntArray  # index into the padded in-range cumulative sum (inclusive)
     tp_jk: IntArray  # the same at the start of its category
+    tp_notout: npt.NDArray[np.int32]
+    x_img: IntArray  # in-range matches to ignored ground truths: image
+    x_before: IntArray  # per true positive: how many of those precede it
+    x_start: IntArray  # ... and precede its category's start
 
 
 @dataclass
 class _Flat:
-    """All thresholds' matched predictions end to end (threshold-major, then accumulation
-    order), so one sample chunk is one set of array operations per area range. The true
-    positives are stored in reverse, so the suffix maximum of precision is a forward
-    running maximum over contiguous memory."""
+    """All thresholds' true positives end to end (threshold-major, then accumulation order),
+    so one sample chunk is one set of array operations per area range. They are stored in
+    reverse, so the suffix maximum of precision is a forward running maximum over contiguous
+    memory. Cumulative counts inside a run come from sums over this list itself; matches to
+    ignored ground truths (neither TP nor FP, usually few) are a second, small list."""
 
-    m_img: IntArray
-    m_tp: npt.NDArray[np.int32]
-    m_notout: npt.NDArray[np.int32]
-    seg_start: IntArray  # (T*K,) padded index of each (threshold, class) run's start
-    seg_jk: IntArray  # (T*K,) padded in-range index at the class's start
+    seg_jk: IntArray  # (T*K,) padded in-range index at each (threshold, class) run's class start
     seg_n: IntArray  # (T*K,) true positives per (threshold, class)
-    last: IntArray  # (T*K,) padded index just after each run (for recall)
     # true positives, reversed
-    tp_e: IntArray  # padded index just after them in the matched list
     tp_j: IntArray  # padded in-range index (inclusive)
     tp_seg: IntArray  # threshold * K + class
     tp_img: IntArray
+    tp_notout: npt.NDArray[np.int32]
+    run_end: IntArray  # end (exclusive) of each true positive's run
     opens: BoolArray  # the true positive opens its run (in accumulation order)
     runs: IntArray  # start of each run in the reversed layout
+    runs_end: IntArray
     run_seg: IntArray  # its (threshold, class)
     below: list[tuple[int, IntArray, IntArray, IntArray]]  # (mi, rows, run starts, run segs)
     off: FloatArray  # grows along the layout by more than a precision: keeps runs apart
-    all_tp: bool  # every matched prediction is a true positive
-    all_notout: bool  # every matched prediction is inside the area range
+    all_notout: bool  # every true positive is inside the area range
+    # in-range matches to ignored ground truths (accumulation order) and, per true
+    # positive, the padded cumulative indices of those before it in its run
+    x_img: IntArray
+    x_hi: IntArray
+    x_lo: IntArray
 
 
 @dataclass
@@ -190,10 +196,7 @@ class WeightedCoco:
         self._thr_pad = np.r_[self.rec_thrs, np.inf]
         self.areas = {name: self._prepare(tab) for name, tab in tables.items()}
         self._width = max(
-            (
-                max(a.no_img.shape[0], a.flat.m_img.shape[0], a.flat.tp_seg.shape[0])
-                for a in self.areas.values()
-            ),
+            (max(a.no_img.shape[0], a.flat.tp_seg.shape[0]) for a in self.areas.values()),
             default=0,
         )
 
@@ -224,6 +227,7 @@ class WeightedCoco:
             m_tp = tp[mpos]
             tp_pos = np.flatnonzero(m_tp)
             p = mpos[tp_pos]
+            x_pos = np.flatnonzero(~m_tp & ~out[mpos])  # in range, matched an ignored GT
             thr.append(
                 _Thr(
                     m_img=img[mpos],
@@ -236,6 +240,10 @@ class WeightedCoco:
                     tp_rank=rank[p],
                     tp_j=incl[p].astype(np.int64),
                     tp_jk=at_cat[cat[p]].astype(np.int64),
+                    tp_notout=(~out[p]).astype(np.int32),
+                    x_img=img[mpos[x_pos]],
+                    x_before=np.searchsorted(x_pos, tp_pos).astype(np.int64),
+                    x_start=np.searchsorted(x_pos, m_cstart[cat[p]]).astype(np.int64),
                 )
             )
         key = tab.gt_image.astype(np.int64) * K + tab.gt_category.astype(np.int64)
@@ -252,20 +260,21 @@ class WeightedCoco:
     def _flatten(self, thr: list[_Thr], at_cat: IntArray) -> _Flat:
         K = self.K
         T = len(thr)
-        offs = np.cumsum([0] + [th.m_img.shape[0] for th in thr])
         empty = np.zeros(0, np.int64)
 
         def cat(parts: list[Any], dtype: type) -> Any:
             return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
 
-        seg_start = cat([offs[t] + th.m_cstart[:-1] for t, th in enumerate(thr)], np.int64)
-        last_end = cat([offs[t] + th.m_cstart[1:] for t, th in enumerate(thr)], np.int64)
+        def rev(x: Any) -> Any:
+            return np.ascontiguousarray(x[::-1])
+
         tp_seg = cat([t * K + th.tp_cat for t, th in enumerate(thr)], np.int64)
+        n = tp_seg.shape[0]
         seg_n = np.bincount(tp_seg, minlength=T * K).astype(np.int64)
-        opens = np.ones(tp_seg.shape[0], dtype=bool)
+        opens = np.ones(n, dtype=bool)
         opens[1:] = tp_seg[1:] != tp_seg[:-1]
-        tp_rank = cat([th.tp_rank for th in thr], np.int64)[::-1]
-        rseg = tp_seg[::-1].copy()
+        tp_rank = rev(cat([th.tp_rank for th in thr], np.int64))
+        rseg = rev(tp_seg)
 
         def run_starts(segs: IntArray) -> IntArray:
             if segs.size == 0:
@@ -273,30 +282,32 @@ class WeightedCoco:
             return np.flatnonzero(np.r_[True, segs[1:] != segs[:-1]]).astype(np.int64)
 
         runs = run_starts(rseg)
+        runs_end = np.r_[runs[1:], n].astype(np.int64) if runs.size else empty
         below: list[tuple[int, IntArray, IntArray, IntArray]] = []
         for mi, md in enumerate(self.max_dets[:-1]):
             rows = np.flatnonzero(tp_rank < md).astype(np.int64)
             st = run_starts(rseg[rows])
             below.append((mi, rows, st, rseg[rows][st] if st.size else empty))
+        x_offs = np.cumsum([0] + [th.x_img.shape[0] for th in thr])
+        tp_notout = rev(cat([th.tp_notout for th in thr], np.int32))
         return _Flat(
-            m_img=cat([th.m_img for th in thr], np.int64),
-            m_tp=cat([th.m_tp for th in thr], np.int32),
-            m_notout=cat([th.m_notout for th in thr], np.int32),
-            seg_start=seg_start,
             seg_jk=np.tile(at_cat[np.arange(K)], T).astype(np.int64),
             seg_n=seg_n,
-            last=last_end,
-            tp_e=cat([offs[t] + th.tp_pos + 1 for t, th in enumerate(thr)], np.int64)[::-1].copy(),
-            tp_j=cat([th.tp_j for th in thr], np.int64)[::-1].copy(),
+            tp_j=rev(cat([th.tp_j for th in thr], np.int64)),
             tp_seg=rseg,
-            tp_img=cat([th.tp_img for th in thr], np.int64)[::-1].copy(),
-            opens=opens[::-1].copy(),
+            tp_img=rev(cat([th.tp_img for th in thr], np.int64)),
+            tp_notout=tp_notout,
+            run_end=np.repeat(runs_end, runs_end - runs) if runs.size else empty,
+            opens=rev(opens),
             runs=runs,
+            runs_end=runs_end,
             run_seg=rseg[runs] if runs.size else empty,
             below=below,
             off=2.0 * (T * K - 1 - rseg).astype(np.float64),
-            all_tp=all(bool(th.m_tp.all()) for th in thr),
-            all_notout=all(bool(th.m_notout.all()) for th in thr),
+            all_notout=bool(tp_notout.all()),
+            x_img=cat([th.x_img for th in thr], np.int64),
+            x_hi=rev(cat([x_offs[t] + th.x_before for t, th in enumerate(thr)], np.int64)),
+            x_lo=rev(cat([x_offs[t] + th.x_start for t, th in enumerate(thr)], np.int64)),
         )
 
     def _recall_lut(self, n_pos: IntArray) -> tuple[npt.NDArray[np.int64], IntArray]:
@@ -326,17 +337,23 @@ class WeightedCoco:
             return qsum.reshape(B, T, K), rc.reshape(B, T, K, M)
         rev_n = f.seg_n[::-1]
         cz = _cum_pad(np.take(w, ar.no_img, axis=1))
-        wm = np.take(w, f.m_img, axis=1)
-        c_m = _cum_pad(wm)
-        c_tp = c_m if f.all_tp else _cum_pad(wm * f.m_tp)
-        c_no = c_m if f.all_notout else _cum_pad(wm * f.m_notout)
-        del wm
-        tp_base = c_tp[:, f.seg_start]  # (B, TK)
-        ctp = c_tp[:, f.tp_e] - np.repeat(tp_base[:, ::-1], rev_n, axis=1)
-        g = cz[:, f.tp_j] - c_no[:, f.tp_e]
-        g_base = cz[:, f.seg_jk] - c_no[:, f.seg_start]
-        cfp = g - np.repeat(g_base[:, ::-1], rev_n, axis=1)
-        del g
+        wt = np.take(w, f.tp_img, axis=1)
+        # weighted true positives up to each one inside its run (the run lies reversed:
+        # from this position to the run's end)
+        s_tp = _cum_pad(wt)
+        ctp = s_tp[:, f.run_end] - s_tp[:, :-1]
+        if f.all_notout:
+            ctp_no = ctp
+        else:
+            s_no = _cum_pad(wt * f.tp_notout)
+            ctp_no = s_no[:, f.run_end] - s_no[:, :-1]
+        # false positives before it: in-range predictions of its class so far, less the
+        # in-range true positives and in-range matches to ignored ground truths among them
+        cfp = cz[:, f.tp_j] - np.repeat(cz[:, f.seg_jk][:, ::-1], rev_n, axis=1)
+        cfp -= ctp_no
+        if f.x_img.size:
+            s_x = _cum_pad(np.take(w, f.x_img, axis=1))
+            cfp -= s_x[:, f.x_hi] - s_x[:, f.x_lo]
         tot = (cfp + ctp).astype(np.float64)  # exact integers
         del cfp
         if self.voc:
@@ -370,14 +387,15 @@ class WeightedCoco:
         dn *= env
         qsum[:, f.run_seg] = np.add.reduceat(dn, f.runs, axis=1)
         # recall: weighted true positives of each run (all ranked below maxDets[-1]) ...
-        rc[:, :, M - 1] = (c_tp[:, f.last] - tp_base) / npos_seg
+        cnt_all = np.zeros((B, TK))
+        cnt_all[:, f.run_seg] = s_tp[:, f.runs_end] - s_tp[:, f.runs]
+        rc[:, :, M - 1] = cnt_all / npos_seg
         # ... and below the smaller maxDets
         for mi, rows, st, segs in f.below:
             if mi not in m_list or st.size == 0:
                 continue
-            wt = np.take(w, f.tp_img[rows], axis=1)
             cnt = np.zeros((B, TK))
-            cnt[:, segs] = np.add.reduceat(wt, st, axis=1)
+            cnt[:, segs] = np.add.reduceat(wt[:, rows], st, axis=1)
             rc[:, :, mi] = cnt / npos_seg
         return qsum.reshape(B, T, K), rc.reshape(B, T, K, M)
 
