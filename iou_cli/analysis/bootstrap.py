@@ -140,7 +140,10 @@ class _Flat:
     # positive, the padded cumulative indices of those before it in its run
     x_img: IntArray
     x_hi: IntArray
-    x_lo: IntArray
+    run_len: IntArray  # per run (reversed layout): length, class, in-range index at the
+    run_k: IntArray  # class's start, index of the first ignored-GT match of the run
+    run_jk: IntArray
+    run_xlo: IntArray
 
 
 @dataclass
@@ -290,6 +293,9 @@ class WeightedCoco:
             below.append((mi, rows, st, rseg[rows][st] if st.size else empty))
         x_offs = np.cumsum([0] + [th.x_img.shape[0] for th in thr])
         tp_notout = rev(cat([th.tp_notout for th in thr], np.int32))
+        x_hi = rev(cat([x_offs[t] + th.x_before for t, th in enumerate(thr)], np.int64))
+        x_lo = rev(cat([x_offs[t] + th.x_start for t, th in enumerate(thr)], np.int64))
+        run_seg = rseg[runs] if runs.size else empty
         return _Flat(
             seg_jk=np.tile(at_cat[np.arange(K)], T).astype(np.int64),
             seg_n=seg_n,
@@ -301,13 +307,16 @@ class WeightedCoco:
             opens=rev(opens),
             runs=runs,
             runs_end=runs_end,
-            run_seg=rseg[runs] if runs.size else empty,
+            run_seg=run_seg,
             below=below,
             off=2.0 * (T * K - 1 - rseg).astype(np.float64),
             all_notout=bool(tp_notout.all()),
             x_img=cat([th.x_img for th in thr], np.int64),
-            x_hi=rev(cat([x_offs[t] + th.x_before for t, th in enumerate(thr)], np.int64)),
-            x_lo=rev(cat([x_offs[t] + th.x_start for t, th in enumerate(thr)], np.int64)),
+            x_hi=x_hi,
+            run_len=runs_end - runs,
+            run_k=run_seg % K,
+            run_jk=at_cat[run_seg % K].astype(np.int64),
+            run_xlo=x_lo[runs] if runs.size else empty,
         )
 
     def _recall_lut(self, n_pos: IntArray) -> tuple[npt.NDArray[np.int64], IntArray]:
@@ -335,25 +344,26 @@ class WeightedCoco:
         n = f.tp_seg.shape[0]
         if n == 0:
             return qsum.reshape(B, T, K), rc.reshape(B, T, K, M)
-        rev_n = f.seg_n[::-1]
         cz = _cum_pad(np.take(w, ar.no_img, axis=1))
         wt = np.take(w, f.tp_img, axis=1)
         # weighted true positives up to each one inside its run (the run lies reversed:
         # from this position to the run's end)
         s_tp = _cum_pad(wt)
-        ctp = s_tp[:, f.run_end] - s_tp[:, :-1]
+        ctp = np.repeat(s_tp[:, f.runs_end], f.run_len, axis=1) - s_tp[:, :-1]
         if f.all_notout:
             ctp_no = ctp
         else:
             s_no = _cum_pad(wt * f.tp_notout)
-            ctp_no = s_no[:, f.run_end] - s_no[:, :-1]
+            ctp_no = np.repeat(s_no[:, f.runs_end], f.run_len, axis=1) - s_no[:, :-1]
         # false positives before it: in-range predictions of its class so far, less the
         # in-range true positives and in-range matches to ignored ground truths among them
-        cfp = cz[:, f.tp_j] - np.repeat(cz[:, f.seg_jk][:, ::-1], rev_n, axis=1)
-        cfp -= ctp_no
+        base = cz[:, f.run_jk]
+        cfp = cz[:, f.tp_j] - ctp_no
         if f.x_img.size:
             s_x = _cum_pad(np.take(w, f.x_img, axis=1))
-            cfp -= s_x[:, f.x_hi] - s_x[:, f.x_lo]
+            base = base - s_x[:, f.run_xlo]
+            cfp -= s_x[:, f.x_hi]
+        cfp -= np.repeat(base, f.run_len, axis=1)
         tot = (cfp + ctp).astype(np.float64)  # exact integers
         del cfp
         if self.voc:
@@ -367,7 +377,7 @@ class WeightedCoco:
         if self.rec_thrs.shape[0]:
             # recall points reached: a lookup by (sample, class, weighted TP count)
             lut, start = self._recall_lut(n_pos)
-            nr = lut[np.repeat(np.tile(start, (1, T))[:, ::-1], rev_n, axis=1) + ctp]
+            nr = lut[np.repeat(start[:, f.run_k], f.run_len, axis=1) + ctp]
         else:  # all-point area: each true positive adds its weight / n_pos of recall
             nr = ctp
         # monotone precision: the running maximum along each run (reversed: from its last
@@ -383,7 +393,7 @@ class WeightedCoco:
         dn[:, -1] = nr[:, -1]
         dn[:, f.opens] = nr[:, f.opens]
         if not self.rec_thrs.shape[0]:
-            dn /= np.repeat(npos_seg[:, ::-1], rev_n, axis=1)
+            dn /= np.repeat(npos_f[:, f.run_k], f.run_len, axis=1)
         dn *= env
         qsum[:, f.run_seg] = np.add.reduceat(dn, f.runs, axis=1)
         # recall: weighted true positives of each run (all ranked below maxDets[-1]) ...
