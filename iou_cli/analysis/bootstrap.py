@@ -121,8 +121,6 @@ class _Flat:
     memory. Cumulative counts inside a run come from sums over this list itself; matches to
     ignored ground truths (neither TP nor FP, usually few) are a second, small list."""
 
-    seg_jk: IntArray  # (T*K,) padded in-range index at each (threshold, class) run's class start
-    seg_n: IntArray  # (T*K,) true positives per (threshold, class)
     # true positives, reversed
     tp_j: IntArray  # padded in-range index (inclusive)
     tp_seg: IntArray  # threshold * K + class
@@ -197,6 +195,7 @@ class WeightedCoco:
         R = self.rec_thrs.shape[0]
         self._uniform = R > 1 and np.array_equal(self.rec_thrs, np.linspace(0.0, 1.0, R))
         self._thr_pad = np.r_[self.rec_thrs, np.inf]
+        self._last_order: tuple[FloatArray, IntArray, IntArray, IntArray] | None = None
         self.areas = {name: self._prepare(tab) for name, tab in tables.items()}
         self._width = max(
             (max(a.no_img.shape[0], a.flat.tp_seg.shape[0]) for a in self.areas.values()),
@@ -207,10 +206,7 @@ class WeightedCoco:
         K = self.K
         cat = tab.det_category.astype(np.int64)
         # accumulation order: category, score descending, then (image, rank)
-        if tab.det_tiebreak is not None:
-            order = np.lexsort((tab.det_tiebreak, -tab.det_score, cat))
-        else:
-            order = np.lexsort((tab.det_rank, tab.det_image, -tab.det_score, cat))
+        order = self._order(tab, cat)
         img = tab.det_image[order].astype(np.int64)
         cat = cat[order]
         rank = tab.det_rank[order].astype(np.int64)
@@ -260,6 +256,28 @@ class WeightedCoco:
             pos_cnt=cnt.astype(np.int64),
         )
 
+    def _order(self, tab: ScoreTable, cat: IntArray) -> IntArray:
+        """Accumulation order: class, score descending, ties by (image, rank) or the given
+        tie-break. Area tables share their predictions, so the sort is done once."""
+        last = self._last_order
+        if (
+            last is not None
+            and last[0].shape == tab.det_score.shape
+            and np.array_equal(last[0], tab.det_score)
+            and np.array_equal(last[1], tab.det_image)
+            and np.array_equal(last[2], cat)
+        ):
+            return last[3]
+        if tab.det_tiebreak is not None:
+            order = np.lexsort((tab.det_tiebreak, -tab.det_score, cat))
+        else:
+            # (image, rank) order first, then stable sorts by score and by class
+            base = np.lexsort((tab.det_rank, tab.det_image))
+            by_score = base[np.argsort(-tab.det_score[base], kind="stable")]
+            order = by_score[np.argsort(cat[by_score], kind="stable")]
+        self._last_order = (tab.det_score, tab.det_image, cat, order)
+        return order
+
     def _flatten(self, thr: list[_Thr], at_cat: IntArray) -> _Flat:
         K = self.K
         T = len(thr)
@@ -273,7 +291,6 @@ class WeightedCoco:
 
         tp_seg = cat([t * K + th.tp_cat for t, th in enumerate(thr)], np.int64)
         n = tp_seg.shape[0]
-        seg_n = np.bincount(tp_seg, minlength=T * K).astype(np.int64)
         opens = np.ones(n, dtype=bool)
         opens[1:] = tp_seg[1:] != tp_seg[:-1]
         tp_rank = rev(cat([th.tp_rank for th in thr], np.int64))
@@ -297,8 +314,6 @@ class WeightedCoco:
         x_lo = rev(cat([x_offs[t] + th.x_start for t, th in enumerate(thr)], np.int64))
         run_seg = rseg[runs] if runs.size else empty
         return _Flat(
-            seg_jk=np.tile(at_cat[np.arange(K)], T).astype(np.int64),
-            seg_n=seg_n,
             tp_j=rev(cat([th.tp_j for th in thr], np.int64)),
             tp_seg=rseg,
             tp_img=rev(cat([th.tp_img for th in thr], np.int64)),
