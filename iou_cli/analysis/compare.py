@@ -329,6 +329,9 @@ def compare_reports(path_a: str, path_b: str) -> Comparison:
         warnings.append(f"keys in only one report, not compared: {', '.join(only)}")
     metrics = {k: _entry(sa[k], sb[k], None, 0.95) for k in keys}
     ckey = class_key(proto_a)
+    rows = list(doc_a["per_class"]) + list(doc_b["per_class"])
+    if rows and not any(ckey in r for r in rows):  # e.g. `segment`/`labels` reports: IoU
+        ckey = next((k for k in ("IoU", "mAP") if any(k in r for r in rows)), ckey)
     per_class = _class_rows(doc_a["per_class"], doc_b["per_class"], ckey, None, 0.95)
     params = {
         "mode": "reports",

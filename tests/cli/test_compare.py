@@ -339,3 +339,50 @@ def test_a_bad_prediction_file_exits_2_located(
     bad.write_text('[{"image_id": 1, "category_id": 1, "bbox": [0, 0, 1], "score": 0.5}]')
     code, out, err = run(["compare", PRED, str(bad), GT, "-o", "json"], capsys)
     assert code == 2 and out == "" and str(bad) in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "pred, gt, extra",
+    [
+        (
+            "sample_data/yolo/preds",
+            "sample_data/voc/annotations",
+            ["--protocol", "voc07", "--plus-one"],
+        ),
+        ("sample_data/yolo/preds", "sample_data/yolo/labels", ["--image-size", "640,480"]),
+        (
+            "tests/data/segm/detectron2_case/detections.json",
+            "tests/data/segm/detectron2_case/gt_annotations.json",
+            ["--iou-type", "segm"],
+        ),
+    ],
+)
+def test_every_input_format_and_option_of_the_default_verb(
+    pred: str, gt: str, extra: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    pred, gt = str(ROOT / pred), str(ROOT / gt)
+    code, out, _ = run([pred, gt, "-o", "json", "-q", *extra], capsys)
+    assert code == 0
+    single = json.loads(out)["summary"]
+    code, out, err = run(
+        ["compare", pred, pred, gt, "-o", "json", "-q", "--bootstrap", "50", *extra], capsys
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    for key, m in doc["metrics"].items():
+        assert m["a"] == single[key] and m["b"] == single[key]
+        assert m["delta"] in (0, None)
+        if m["ci_low"] is not None:
+            assert m["ci_low"] == 0 and m["ci_high"] == 0
+
+
+def test_reports_of_other_verbs_compare_on_their_class_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seg = ROOT / "sample_data" / "segment"
+    args = ["segment", str(seg / "pred"), str(seg / "gt"), "--num-classes", "4"]
+    path = _report([*args, "--ignore-index", "255"], tmp_path / "s.json", capsys)
+    code, out, _ = run(["compare", path, path, "-o", "json"], capsys)
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["per_class"][0]["key"] == "IoU" and doc["per_class"][0]["delta"] == 0
