@@ -51,7 +51,7 @@ BoolArray = npt.NDArray[np.bool_]
 WArray = npt.NDArray[np.int32]
 
 CHUNK = 16  # samples drawn (and scored) together; part of the seed's meaning: do not change
-BUDGET = 2_000_000  # elements per working array (rows x records): bounds memory per thread
+BUDGET = 500_000  # elements per working array (rows x records): bounds memory per thread
 EPS = np.spacing(1)
 
 
