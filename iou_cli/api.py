@@ -26,6 +26,7 @@ from .loaders import FORMATS, LoadOptions
 from .result import Result
 
 IOU_TYPES = ("bbox", "segm")
+UNKNOWN = ("error", "skip", "skip-images", "skip-classes")
 
 # a path (str or os.PathLike), or an in-memory COCO object: a results list or a dataset dict
 Source = Union[str, "os.PathLike[str]", list[Any], dict[str, Any]]
@@ -104,6 +105,9 @@ def evaluate(
     image_size: tuple[float, float] | None = None,
     unknown: str = "error",
     progress: Callable[[str, int, int], None] | None = None,
+    split: str | None = None,
+    image_map: str | None = None,
+    voc_origin: int = 0,
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth``.
 
@@ -140,6 +144,8 @@ def evaluate(
     from .protocols import get_protocol, resolve_options
 
     resolve_options(get_protocol(protocol), options)  # option errors before any reading
+    if voc_origin not in (0, 1):
+        raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
     opts = LoadOptions(
         pred_format=pred_format,
         gt_format=gt_format,
@@ -151,6 +157,10 @@ def evaluate(
         image_size=image_size,
         unknown=unknown,
         progress=progress,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+        protocol=protocol,
     )
     ds = load_pair(predictions, ground_truth, opts)
     result = evaluate_dataset(ds, protocol=protocol, **options)
@@ -175,6 +185,8 @@ def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> 
     p = get_protocol(protocol)
     opts = resolve_options(p, options)
     result = p.run(ds, opts).result()
+    result.info.extend(ds.info)  # how the files were read and joined
+    result.warnings.extend(ds.warnings)
     from .checks import warnings_for
 
     max_dets = opts.get("max_dets")
@@ -221,8 +233,8 @@ def check_options(
         th = list(iou_thrs)
         if not th or any(not (0 < t <= 1) for t in th) or th != sorted(set(th)):
             raise UsageError(f"--iou-thrs: expected increasing thresholds in (0, 1], got {th}")
-    if unknown not in ("error", "skip"):
-        raise UsageError(f"--unknown: expected error or skip, got {unknown!r}")
+    if unknown not in UNKNOWN:
+        raise UsageError(f"--unknown: expected one of {', '.join(UNKNOWN)}, got {unknown!r}")
     for f in formats:
         if f is not None and f not in FORMATS:
             raise UsageError(f"format {f!r}: expected one of {', '.join(FORMATS)}")

@@ -269,8 +269,28 @@ def evaluate_cmd(
     ] = None,
     unknown: Annotated[
         str,
-        typer.Option("--unknown", help="error or skip: predictions for unknown images/classes."),
+        typer.Option(
+            "--unknown",
+            help="error, skip, skip-images or skip-classes: predictions for images/classes "
+            "the ground truth does not know.",
+        ),
     ] = "error",
+    # --- issue 17: layouts as tools write them (loaders.LoadOptions)
+    split: Annotated[
+        str | None,
+        typer.Option("--split", help="Split of a data.yaml / obj.data / VOC root (default val)."),
+    ] = None,
+    image_map: Annotated[
+        str | None,
+        typer.Option(
+            "--image-map", metavar="COCO.json", help="Image id <-> file_name for results lists."
+        ),
+    ] = None,
+    voc_origin: Annotated[
+        int,
+        typer.Option("--voc-origin", help="VOC corners: 0 continuous (default), 1 devkit 1-based."),
+    ] = 0,
+    # --- end issue 17
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -301,7 +321,9 @@ def evaluate_cmd(
     # option and gate-key errors before the work: the keys come from the protocol
     keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
     check_gate_keys(gates, keys)
-    inputs = [p for p in (predictions, ground_truth, names, gt_names, pred_names, images) if p]
+    inputs = [
+        p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
+    ]
     if matches not in (None, "-"):
         from .outputs import check_target
 
@@ -325,6 +347,9 @@ def evaluate_cmd(
             image_size=size,
             unknown=unknown,
             progress=progress,
+            split=split,
+            image_map=image_map,
+            voc_origin=voc_origin,
             **protocol_options,
         )
     finally:

@@ -181,6 +181,10 @@ class Dataset:
     gt_path: str = ""
     pred_path: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
+    # how the files were read and joined (split, join key, ...): info lines for stderr
+    info: list[str] = field(default_factory=list)
+    # what the loaders noticed and kept (e.g. a YOLO prediction centred outside its image)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def pixel_units(self) -> bool:
@@ -260,6 +264,8 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         gt_cat = {norm_id(k): i for i, k in enumerate(gt.categories.ids)}
         pred_cat_keys = [norm_id(k) for k in pred.categories.ids]
     cat_map = np.array([gt_cat.get(k, -1) for k in pred_cat_keys], dtype=np.int64)
+    if by_name and gt.format in OPEN_CLASSES and (cat_map < 0).any():
+        gt, cat_map = _open_classes(gt, pred_cat_keys, cat_map)
 
     boxes = pred.boxes
     p_img = img_map[boxes.image] if len(boxes) else np.zeros(0, dtype=np.int64)
@@ -267,32 +273,40 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
     skipped: dict[str, int] = {}
     bad_img = p_img < 0
     bad_cat = p_cat < 0
-    if bad_img.any() or bad_cat.any():
-        if unknown != "skip":
-            if bad_img.any():
-                missing = sorted(
-                    {str(pred_img_keys[int(i)]) for i in boxes.image[bad_img]}, key=str
-                )
-                what = "image" + ("s" if len(missing) > 1 else "")
-                kind = "file stem" if by_stem else "image_id"
-                first = int(np.flatnonzero(bad_img)[0])
-                raise InputError(
-                    pred.path,
-                    _where(pred, boxes, first, "image_id"),
-                    f"{len(missing)} {what} not in the ground truth ({kind}): "
-                    f"{first_few(missing)} (use --unknown skip to drop them)",
-                )
-            missing = sorted({str(pred_cat_keys[int(i)]) for i in boxes.category[bad_cat]})
-            kind = "name" if by_name else "category_id"
-            first = int(np.flatnonzero(bad_cat)[0])
+    skip_img = unknown in ("skip", "skip-images")
+    skip_cat = unknown in ("skip", "skip-classes")
+    if (bad_img.any() and not skip_img) or (bad_cat.any() and not skip_cat):
+        if bad_img.any() and not skip_img:
+            missing = sorted({str(pred_img_keys[int(i)]) for i in boxes.image[bad_img]}, key=str)
+            what = "image" + ("s" if len(missing) > 1 else "")
+            kind = "file stem" if by_stem else "image_id"
+            first = int(np.flatnonzero(bad_img)[0])
             raise InputError(
                 pred.path,
-                _where(pred, boxes, first, "category_id"),
-                f"{len(missing)} categor{'ies' if len(missing) > 1 else 'y'} not in the ground "
-                f"truth ({kind}): {first_few(missing)} (use --unknown skip to drop them)",
+                _where(pred, boxes, first, "image_id"),
+                f"{len(missing)} {what} not in the ground truth ({kind}): "
+                f"{first_few(missing)} (use --unknown skip-images to drop them)",
             )
+        missing = sorted({str(pred_cat_keys[int(i)]) for i in boxes.category[bad_cat]})
+        kind = "name" if by_name else "category_id"
+        first = int(np.flatnonzero(bad_cat)[0])
+        raise InputError(
+            pred.path,
+            _where(pred, boxes, first, "category_id"),
+            f"{len(missing)} categor{'ies' if len(missing) > 1 else 'y'} not in the ground "
+            f"truth ({kind}): {first_few(missing)} (use --unknown skip-classes to drop them)",
+        )
+    if bad_img.any() or bad_cat.any():
         skipped = {"unknown_image": int(bad_img.sum()), "unknown_category": int(bad_cat.sum())}
         keep = ~(bad_img | bad_cat)
+        if not keep.any():
+            raise InputError(
+                pred.path,
+                None,
+                f"--unknown {unknown} dropped every prediction ({int(bad_img.sum())} for unknown "
+                f"images, {int(bad_cat.sum())} for unknown classes): the files do not describe "
+                "the same images and classes (check the join, --split and --image-map)",
+            )
         boxes = boxes.take(keep)
         p_img, p_cat = p_img[keep], p_cat[keep]
     pred_boxes = replace(boxes, image=p_img, category=p_cat)
@@ -305,6 +319,28 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         pred_path=pred.path,
         skipped=skipped,
     )
+
+
+# formats without a class list: a class they never name is a class without ground truth
+OPEN_CLASSES = ("voc", "labelme", "openimages")
+
+
+def _open_classes(
+    gt: Side, pred_keys: list[Hashable], cat_map: npt.NDArray[np.int64]
+) -> tuple[Side, npt.NDArray[np.int64]]:
+    """A VOC ground truth has no class list: a predicted class it never names is a class
+    without ground truth (AP undefined, warned about), not an unknown class."""
+    names = [str(n) for n in gt.categories.names]
+    extra = sorted({str(pred_keys[i]) for i in np.flatnonzero(cat_map < 0)})
+    merged = sorted(set(names) | set(extra))
+    pos = {n: i for i, n in enumerate(merged)}
+    remap = np.array([pos[n] for n in names], dtype=np.int64)
+    boxes = replace(
+        gt.boxes, category=remap[gt.boxes.category] if len(gt.boxes) else gt.boxes.category
+    )
+    cats = Categories([None] * len(merged), list(merged))
+    new_map = np.array([pos.get(str(k), -1) for k in pred_keys], dtype=np.int64)
+    return replace(gt, boxes=boxes, categories=cats), new_map
 
 
 def norm_id(key: Hashable) -> Hashable:

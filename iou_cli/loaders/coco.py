@@ -196,7 +196,10 @@ def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None)
         raw = read_bytes(path)
         cols = read_results(raw)  # a plain results list straight to columns, else None
         if cols is not None:
-            return _results_side(path, _fast_columns(cols), len(cols["score"]))
+            side = _results_side(path, _fast_columns(cols), len(cols["score"]))
+            if b'"file_name"' in raw:  # Ultralytics predictions.json: file_name on every row
+                _attach_file_names(side, parse_json(path, raw))
+            return side
         data = parse_json(path, raw)
     if data is None:
         data = load_json(path)
@@ -209,8 +212,18 @@ def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None)
                 "dataset with 'images', 'annotations' and 'categories' "
                 "(predictions come first: iou-eval PREDICTIONS GROUND_TRUTH)",
             )
-        return _load_results(path, data, iou_type)
+        side = _load_results(path, data, iou_type)
+        _attach_file_names(side, data)
+        return side
     if isinstance(data, dict):
+        if role == "pred" and _annotations_only(data):
+            # {"annotations": [...]}: a results list wrapped in a dataset's key
+            side = _load_results_prefixed(path, data["annotations"], iou_type)
+            _attach_file_names(side, data["annotations"])
+            side.notes.setdefault("info", []).append(
+                "read {'annotations': [...]} without images/categories as a results list"
+            )
+            return side
         return _load_dataset(path, data, role=role, iou_type=iou_type)
     raise InputError(
         path,
@@ -236,6 +249,37 @@ def _fast_columns(cols: dict[str, np.ndarray]) -> dict[str, Any]:
 def _load_results(path: str, recs: list[Any], iou_type: str) -> Side:
     cols = _records_to_columns(recs, path, "", need_score=True, iou_type=iou_type)
     return _results_side(path, cols, len(recs))
+
+
+def _annotations_only(data: dict[str, Any]) -> bool:
+    return (
+        isinstance(data.get("annotations"), list)
+        and "images" not in data
+        and "categories" not in data
+    )
+
+
+def _load_results_prefixed(path: str, recs: list[Any], iou_type: str) -> Side:
+    cols = _records_to_columns(recs, path, "annotations", need_score=True, iou_type=iou_type)
+    return _results_side(path, cols, len(recs))
+
+
+def _attach_file_names(side: Side, recs: Any) -> None:
+    """``notes["file_stems"]``: per image of ``side``, the stem of the rows' ``file_name``
+    (Ultralytics writes it on every row), when every row of the image names one file."""
+    if not isinstance(recs, list):
+        return
+    found: dict[Hashable, str | None] = {}
+    for r in recs:
+        if not isinstance(r, dict) or "file_name" not in r:
+            continue
+        k = norm_id(r.get("image_id"))
+        st = _stem(r.get("file_name"))
+        if found.setdefault(k, st) != st:
+            found[k] = None  # one id, two files: no file name for this image
+    if not found:
+        return
+    side.notes["file_stems"] = [found.get(norm_id(k)) for k in side.images.keys]
 
 
 def _results_side(path: str, cols: dict[str, Any], n: int) -> Side:
