@@ -772,8 +772,26 @@ def compare_cmd(
     ] = None,
     unknown: Annotated[
         str,
-        typer.Option("--unknown", help="error or skip: predictions for unknown images/classes."),
+        typer.Option(
+            "--unknown",
+            help="error, skip, skip-images or skip-classes: predictions for images/classes "
+            "the ground truth does not know.",
+        ),
     ] = "error",
+    split: Annotated[
+        str | None,
+        typer.Option("--split", help="Split of a data.yaml / obj.data / VOC root (default val)."),
+    ] = None,
+    image_map: Annotated[
+        str | None,
+        typer.Option(
+            "--image-map", metavar="COCO.json", help="Image id <-> file_name for results lists."
+        ),
+    ] = None,
+    voc_origin: Annotated[
+        int,
+        typer.Option("--voc-origin", help="VOC corners: 0 continuous (default), 1 devkit 1-based."),
+    ] = 0,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -808,6 +826,9 @@ def compare_cmd(
         images=images,
         image_size=parse_image_size(image_size),
         unknown=unknown,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
     )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if not quiet:

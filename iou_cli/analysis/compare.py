@@ -448,6 +448,9 @@ def compare(
     images: str | None = None,
     image_size: tuple[float, float] | None = None,
     unknown: str = "error",
+    split: str | None = None,
+    image_map: str | None = None,
+    voc_origin: int = 0,
 ) -> Comparison:
     """``[PRED_A, PRED_B, GROUND_TRUTH]`` (any input format, the default verb's options) or
     ``[REPORT_A, REPORT_B]`` (saved ``-o json`` reports). ``gates`` are checked for known
@@ -483,6 +486,8 @@ def compare(
         formats=(pred_format, gt_format),
     )
     check_bootstrap_options(bootstrap, confidence)
+    if voc_origin not in (0, 1):
+        raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
     # the default verb's protocol options (None / False = not given), so a and b are its
     # values; COCO keeps every area range's match table for the bootstrap
     protocol_options: dict[str, Any] = {
@@ -503,6 +508,10 @@ def compare(
         images=images,
         image_size=image_size,
         unknown=unknown,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+        protocol=protocol,
     )
 
     keep = {"keep_tables": True} if protocol == "coco" and bootstrap > 0 else {}

@@ -349,6 +349,11 @@ def test_a_bad_prediction_file_exits_2_located(
             "sample_data/voc/annotations",
             ["--protocol", "voc07", "--plus-one"],
         ),
+        (
+            "sample_data/yolo/preds",
+            "sample_data/voc/annotations",
+            ["--protocol", "voc", "--voc-origin", "1"],
+        ),
         ("sample_data/yolo/preds", "sample_data/yolo/labels", ["--image-size", "640,480"]),
         (
             "tests/data/segm/detectron2_case/detections.json",
