@@ -2,30 +2,41 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+# Two stamps: the program alone (install, demo) and the program plus the test extras
+# (pytest, hypothesis, scikit-learn, ruff, mypy) for test and lint.
 STAMP  := $(VENV)/.installed-stamp
+TSTAMP := $(VENV)/.test-stamp
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: install demo test lint format bench bench-10x fuzz clean
+.PHONY: install demo test test-slow lint format bench bench-10x fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -e '.[test]'
+	$(PIP) install -e .
 	touch $(STAMP)
+
+$(TSTAMP): $(STAMP)
+	$(PIP) install -e '.[test]'
+	touch $(TSTAMP)
 
 install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/iou-eval sample_data/coco/preds.json sample_data/coco/gt.json --per-class -o table
 
-test: $(STAMP)
-	$(BIN)/python -m pytest
+# The fast suite (well under a minute); tests marked slow (long fuzz and scale) run in test-slow.
+test: $(TSTAMP)
+	$(BIN)/python -m pytest -m "not slow"
 
-lint: $(STAMP)
+test-slow: $(TSTAMP)
+	$(BIN)/python -m pytest -m slow
+
+lint: $(TSTAMP)
 	$(BIN)/ruff check iou_cli tests bench
 	$(BIN)/ruff format --check iou_cli tests bench
 	$(BIN)/mypy iou_cli
 
-format: $(STAMP)
+format: $(TSTAMP)
 	$(BIN)/ruff format iou_cli tests bench
 	$(BIN)/ruff check --fix iou_cli tests bench
 
@@ -45,7 +56,7 @@ bench-10x: $(VENV)/.bench-stamp
 
 # Long campaigns: hypothesis mutation fuzzers (tests marked fuzz; `make test` runs them short),
 # 1000 random COCO scenes against pycocotools, then coverage-guided atheris when it installs.
-fuzz: $(STAMP)
+fuzz: $(TSTAMP)
 	IOU_EVAL_FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest tests -m fuzz -p no:cacheprovider
 	IOU_EVAL_DIFF_SEEDS=1000 $(BIN)/python -m pytest tests/oracle/test_coco_random.py -p no:cacheprovider
 	@if $(PIP) install atheris; then \

@@ -19,7 +19,6 @@ from .errors import IouEvalError, UsageError
 
 PROG = "iou-eval"
 VERBS = {"evaluate", "iou"}
-_DEBUG = False
 
 app = typer.Typer(
     name=PROG,
@@ -400,53 +399,6 @@ class _progress_bar:
 # --------------------------------------------------------------------------- iou
 
 
-def _parse_box_arg(text: str, what: str) -> Any:
-    import numpy as np
-
-    if os.path.exists(text):
-        return _read_box_csv(text)
-    parts = text.replace(";", ",").split(",")
-    try:
-        nums = [float(p) for p in parts]
-    except ValueError:
-        raise UsageError(
-            f"{what}: expected a box 'x1,y1,x2,y2' or a CSV file of boxes, got {text!r}"
-        ) from None
-    if len(nums) != 4:
-        raise UsageError(f"{what}: expected 4 numbers, got {len(nums)} in {text!r}")
-    return np.asarray([nums], dtype=np.float64)
-
-
-def _read_box_csv(path: str) -> Any:
-    import csv
-
-    import numpy as np
-
-    from .errors import InputError
-
-    if os.path.isdir(path):
-        raise InputError(path, None, "is a folder, expected a CSV file of boxes")
-    boxes: list[list[float]] = []
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            for lineno, row in enumerate(csv.reader(fh), start=1):
-                cells = [c.strip() for c in row if c.strip() != ""]
-                if not cells:
-                    continue
-                try:
-                    nums = [float(c) for c in cells]
-                except ValueError:
-                    if lineno == 1 and not boxes:
-                        continue  # header
-                    raise InputError(path, lineno, f"expected 4 numbers, got {row!r}") from None
-                if len(nums) != 4:
-                    raise InputError(path, lineno, f"expected 4 numbers, got {len(nums)}")
-                boxes.append(nums)
-    except UnicodeDecodeError:
-        raise InputError(path, None, "not UTF-8 text (expected a CSV file of boxes)") from None
-    return np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
-
-
 @app.command("iou")
 def iou_cmd(
     box_a: Annotated[str, typer.Argument(help="A box 'x1,y1,x2,y2' or a CSV file of boxes.")],
@@ -461,66 +413,80 @@ def iou_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """IoU of two boxes, or the pairwise IoU matrix of two box CSV files."""
-    global _DEBUG
-    _DEBUG = _DEBUG or debug
-    import json
+    from .pairwise import box_iou_matrix
 
-    from .boxes import BOX_FORMATS
-    from .engine import iou
-
-    if box_format not in BOX_FORMATS:
-        raise UsageError(
-            f"--box-format: expected one of {', '.join(BOX_FORMATS)}, got {box_format!r}"
-        )
-    a = _parse_box_arg(box_a, "BOX_A")
-    b = _parse_box_arg(box_b, "BOX_B")
-    try:
-        m = iou(a, b, box_format=box_format, iscrowd=[crowd] * b.shape[0])
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    single = not os.path.exists(box_a) and not os.path.exists(box_b)
-    if single and output is None:
-        sys.stdout.write(f"{float(m[0, 0])!r}\n")
-        return
-    out = resolve_output(output)
-    if out == "json":
-        doc: Any = float(m[0, 0]) if single else [[float(x) for x in r] for r in m]
-        sys.stdout.write(json.dumps({"iou": doc, "box_format": box_format, "crowd": crowd}) + "\n")
-    elif out == "csv":
-        from .report import matrix_csv
-
-        sys.stdout.write(matrix_csv(m))
-    elif out == "markdown":
-        header = "| |" + "|".join(f" b{j} " for j in range(m.shape[1])) + "|\n"
-        header += "|---|" + "---:|" * m.shape[1] + "\n"
-        body = "".join(
-            f"| a{i} |" + "|".join(f" {x:.6f} " for x in m[i]) + "|\n" for i in range(m.shape[0])
-        )
-        sys.stdout.write(header + body)
-    else:
+    out = None if output is None else resolve_output(output)
+    m = box_iou_matrix(box_a, box_b, box_format=box_format, crowd=crowd)
+    if out is None:  # two boxes: the bare number; files: as every other verb
+        out = "value" if m.single else resolve_output(None)
+    if out == "table":
         from rich.console import Console
-        from rich.table import Table
 
-        t = Table(title=f"IoU ({box_format}{', crowd' if crowd else ''})")
-        t.add_column("")
-        for j in range(m.shape[1]):
-            t.add_column(f"b{j}", justify="right", no_wrap=True)
-        for i in range(m.shape[0]):
-            t.add_row(f"a{i}", *[f"{x:.6f}" for x in m[i]])
-        Console(highlight=False).print(t)
+        from .report import iou_matrix_table
+
+        Console(highlight=False).print(iou_matrix_table(m))
+    else:
+        from .report import iou_matrix_text
+
+        sys.stdout.write(iou_matrix_text(m, out))
+    sys.stdout.flush()
 
 
 # --------------------------------------------------------------------------- entry point
 
 
-def _dispatch_args(argv: list[str]) -> list[str]:
-    """``iou-eval PRED GT ...`` means ``iou-eval evaluate PRED GT ...``."""
+def _dispatch_args(argv: list[str], command: Any = None) -> list[str]:
+    """``iou-eval PRED GT ...`` means ``iou-eval evaluate ...``; and a negative box such as
+    ``iou-eval iou -5,0,5,5 0,0,5,5`` is an argument, not an option (``command``: the click
+    group, to know which options take a value)."""
     if not argv:
         return argv
     first = argv[0]
-    if first in VERBS or first in ("-h", "--help", "--version"):
+    if first in ("-h", "--help", "--version"):
         return argv
-    return ["evaluate", *argv]
+    if first not in VERBS:
+        return ["evaluate", *argv]
+    if first == "iou" and command is not None:
+        return [first, *_numbers_as_arguments(argv[1:], command.commands[first])]
+    return argv
+
+
+def _is_number_list(token: str) -> bool:
+    """``-5,0,5,5`` (or ``-1e3;2;3;4``, ``-5``): numbers, so never an option name."""
+    try:
+        for part in token.replace(";", ",").split(","):
+            float(part)
+    except ValueError:
+        return False
+    return True
+
+
+def _numbers_as_arguments(args: list[str], command: Any) -> list[str]:
+    """Options first, then ``--``, then the arguments, when an argument starts with ``-``
+    and is a list of numbers (click would take it for an option). Unchanged otherwise."""
+    end = args.index("--") if "--" in args else len(args)
+    if not any(t.startswith("-") and _is_number_list(t) for t in args[:end]):
+        return args
+    takes_value = {
+        name
+        for p in command.params
+        if p.param_type_name == "option" and not p.is_flag and not p.count
+        for name in p.opts
+    }
+    options: list[str] = []
+    arguments: list[str] = []
+    i = 0
+    while i < end:
+        token = args[i]
+        if token.startswith("-") and len(token) > 1 and not _is_number_list(token):
+            options.append(token)
+            if token in takes_value and i + 1 < end:
+                i += 1
+                options.append(args[i])
+        else:
+            arguments.append(token)
+        i += 1
+    return [*options, "--", *arguments, *args[end + 1 :]]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -530,14 +496,13 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover
         from click import exceptions as click_exc  # type: ignore[no-redef]
 
-    args = _dispatch_args(list(sys.argv[1:] if argv is None else argv))
-    global _DEBUG
-    _DEBUG = "--debug" in args
     command = typer.main.get_command(app)
+    args = _dispatch_args(list(sys.argv[1:] if argv is None else argv), command)
+    debug = "--debug" in args  # every command's --debug: a traceback instead of one line
     try:
         code = command.main(args=args, prog_name=PROG, standalone_mode=False)
     except IouEvalError as exc:
-        if _DEBUG:
+        if debug:
             raise
         stderr_line(f"{PROG}: error: {exc.message()}")
         sys.exit(2)
@@ -550,7 +515,7 @@ def main(argv: list[str] | None = None) -> None:
         stderr_line(f"{PROG}: interrupted")
         sys.exit(130)
     except click_exc.ClickException as exc:
-        if _DEBUG:
+        if debug:
             raise
         stderr_line(f"{PROG}: error: {exc.format_message()}")
         sys.exit(2)
@@ -602,8 +567,6 @@ def segment_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """Semantic segmentation: per-class IoU, mIoU, fwIoU, mAcc, aAcc of label-map PNGs."""
-    global _DEBUG
-    _DEBUG = _DEBUG or debug
     from .segment import evaluate_segment
 
     out = resolve_output(output)
@@ -657,8 +620,6 @@ def labels_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """Multi-label classification: per-class IoU (Jaccard) and its averages from two CSV files."""
-    global _DEBUG
-    _DEBUG = _DEBUG or debug
     from .labels import evaluate_labels
 
     out = resolve_output(output)

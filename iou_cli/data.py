@@ -35,10 +35,6 @@ class Images:
     def __len__(self) -> int:
         return len(self.keys)
 
-    @classmethod
-    def empty(cls) -> Images:
-        return cls([], [], np.zeros(0), np.zeros(0))
-
 
 @dataclass
 class Categories:
@@ -127,10 +123,6 @@ class Boxes:
             normalized=normalized,
         )
 
-    @classmethod
-    def empty(cls) -> Boxes:
-        return cls.build(np.zeros((0, 4)), image=[], category=[])
-
     def take(self, index: npt.ArrayLike) -> Boxes:
         """Rows ``index`` (an integer or boolean index array)."""
         idx = np.asarray(index)
@@ -165,6 +157,8 @@ class Side:
     categories: Categories
     boxes: Boxes
     has_scores: bool = True
+    # what the loader learnt besides the boxes: "info"/"warnings" lines for the run, the
+    # layout's "image_paths", the rows' "file_stems" (results lists), ...
     notes: dict[str, Any] = field(default_factory=dict)
     # row of ``boxes`` -> "<where>" for messages (e.g. "2007_000027.xml:14"); default: origin
     locator: Callable[[int], str] | None = None
@@ -180,6 +174,10 @@ class Dataset:
     pred: Boxes
     gt_path: str = ""
     pred_path: str = ""
+    # each side's Side.format ("coco", "coco-results", "voc", "yolo"): how its records are
+    # located in messages (e.g. masks: ``[i].segmentation`` or ``annotations[i]...``)
+    gt_format: str = ""
+    pred_format: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
     # how the files were read and joined (split, join key, ...): info lines for stderr
     info: list[str] = field(default_factory=list)
@@ -317,6 +315,8 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         pred=pred_boxes,
         gt_path=gt.path,
         pred_path=pred.path,
+        gt_format=gt.format,
+        pred_format=pred.format,
         skipped=skipped,
     )
 

@@ -1,4 +1,5 @@
-"""Reporters: a Result -> rich table, CSV, JSON or markdown text (strings; no I/O here).
+"""Reporters: a Result (or the ``iou`` verb's IouMatrix) -> rich table, CSV, JSON or
+markdown text (strings; no I/O here).
 
 CSV and JSON carry full float precision (shortest round-trip repr); tables round to four
 decimals for reading. Undefined values are empty in CSV, ``null`` in JSON, ``-`` in tables.
@@ -9,25 +10,19 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .result import Matches, Result
+from .result import Matches, Result, clean
+
+if TYPE_CHECKING:
+    from .pairwise import IouMatrix
 
 OUTPUTS = ("table", "csv", "json", "markdown")
 
 
-def _plain(v: Any) -> Any:
-    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
-
-
 def _csv_cell(v: Any) -> str:
-    v = _plain(v)
+    v = clean(v)
     if v is None:
         return ""
     if isinstance(v, bool):
@@ -38,7 +33,7 @@ def _csv_cell(v: Any) -> str:
 
 
 def _short(v: Any) -> str:
-    v = _plain(v)
+    v = clean(v)
     if v is None:
         return "-"
     if isinstance(v, bool):
@@ -83,7 +78,7 @@ def _json_ready(obj: Any) -> Any:
         return {str(k): _json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_json_ready(v) for v in obj]
-    return _plain(obj)
+    return clean(obj)
 
 
 def to_json(result: Result) -> str:
@@ -131,7 +126,7 @@ _CLASS_TABLE_KEYS = (
 
 
 def _short3(v: Any) -> str:
-    v = _plain(v)
+    v = clean(v)
     if isinstance(v, float):
         return f"{v:.3f}"
     return _short(v)
@@ -207,7 +202,7 @@ def matches_csv(matches: Matches) -> str:
     for i in range(len(matches)):
         cells = []
         for name, col in zip(MATCH_COLUMNS, cols, strict=True):
-            v = _plain(col[i])
+            v = clean(col[i])
             if name in ("pred_id", "gt_id") and v == -1:
                 v = None
             cells.append(_csv_cell(v))
@@ -215,10 +210,41 @@ def matches_csv(matches: Matches) -> str:
     return buf.getvalue()
 
 
-def matrix_csv(m: Any) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([""] + [f"b{j}" for j in range(m.shape[1])])
-    for i in range(m.shape[0]):
-        w.writerow([f"a{i}"] + [repr(float(x)) for x in m[i]])
-    return buf.getvalue()
+# ---------------------------------------------------------------- the iou verb's matrix
+
+
+def iou_matrix_text(m: IouMatrix, output: str) -> str:
+    """The IoU matrix as ``value`` (the bare number of two single boxes, full precision),
+    ``json``, ``csv`` (full precision) or ``markdown`` (six decimals) text. Rows are the
+    boxes of A (``a0``, ``a1``...), columns those of B (``b0``...)."""
+    v = m.values
+    if output == "value":
+        return f"{float(v[0, 0])!r}\n"
+    if output == "json":
+        doc: Any = float(v[0, 0]) if m.single else [[float(x) for x in r] for r in v]
+        return json.dumps({"iou": doc, "box_format": m.box_format, "crowd": m.crowd}) + "\n"
+    header = [""] + [f"b{j}" for j in range(v.shape[1])]
+    if output == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(header)
+        for i in range(v.shape[0]):
+            w.writerow([f"a{i}"] + [repr(float(x)) for x in v[i]])
+        return buf.getvalue()
+    if output == "markdown":
+        body = [[f"a{i}"] + [f"{x:.6f}" for x in v[i]] for i in range(v.shape[0])]
+        return _md_table(header, body)
+    raise ValueError(f"no text form {output!r} of an IoU matrix")
+
+
+def iou_matrix_table(m: IouMatrix) -> Any:
+    """The IoU matrix as a rich table (six decimals)."""
+    from rich.table import Table
+
+    t = Table(title=f"IoU ({m.box_format}{', crowd' if m.crowd else ''})")
+    t.add_column("")
+    for j in range(m.values.shape[1]):
+        t.add_column(f"b{j}", justify="right", no_wrap=True)
+    for i in range(m.values.shape[0]):
+        t.add_row(f"a{i}", *[f"{x:.6f}" for x in m.values[i]])
+    return t

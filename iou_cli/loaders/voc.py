@@ -252,5 +252,4 @@ def load_voc(
     images = Images(list(keys), list(keys), np.asarray(widths), np.asarray(heights))
     categories = Categories([None] * len(order), list(order))
     has_scores = n > 0 and scored == n
-    notes = {"files": total, "difficult": int(np.count_nonzero(boxes.difficult))}
-    return Side(path, "voc", images, categories, boxes, has_scores, notes, locator)
+    return Side(path, "voc", images, categories, boxes, has_scores, locator=locator)
