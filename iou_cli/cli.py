@@ -757,8 +757,6 @@ def compare_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """Compare B with A: deltas, paired bootstrap CIs over images, a regression gate."""
-    global _DEBUG
-    _DEBUG = _DEBUG or debug
     from .analysis import compare as cmp
     from .text import term
 
