@@ -105,6 +105,15 @@ def evaluate(
     image_size: tuple[float, float] | None = None,
     unknown: str = "error",
     progress: Callable[[str, int, int], None] | None = None,
+    classes: Sequence[str] | None = None,
+    image_ids: Sequence[str] | None = None,
+    class_agnostic: bool = False,
+    tide: bool = False,
+    tide_pos_thr: float = 0.5,
+    tide_bg_thr: float = 0.1,
+    confusion: bool = False,
+    per_image: bool = False,
+    calibration: bool = False,
     split: str | None = None,
     image_map: str | None = None,
     voc_origin: int = 0,
@@ -119,6 +128,13 @@ def evaluate(
     operating point (TP/FP/FN, precision, recall, F1, mean IoU) is taken at ``iou_thr`` and
     ``score_thr`` (default: the confidence that maximises F1). The result carries the typed
     evaluation (``result.evaluation``) and its match table (``result.table``).
+
+    Subsets (issue 11): ``classes`` (names or ids), ``image_ids`` (ids or file stems) and
+    ``class_agnostic`` evaluate as pycocotools with ``params.catIds`` / ``params.imgIds``
+    restricted and ``params.useCats = 0``. Analyses: ``tide`` (``tide_pos_thr``,
+    ``tide_bg_thr``), ``confusion``, ``per_image`` (with label-error candidates) and
+    ``calibration`` add sections to ``result.extra``; with ``matches`` the false-positive rows
+    carry their TIDE ``error`` and best-overlapping ground truth.
     """
     options = {
         "iou_type": iou_type,
@@ -144,6 +160,18 @@ def evaluate(
     from .protocols import get_protocol, resolve_options
 
     resolve_options(get_protocol(protocol), options)  # option errors before any reading
+    from .analysis.run import AnalysisOptions
+    from .analysis.run import check as check_analyses
+
+    analyses = AnalysisOptions(
+        tide=tide,
+        confusion=confusion,
+        per_image=per_image,
+        calibration=calibration,
+        tide_pos_thr=float(tide_pos_thr),
+        tide_bg_thr=float(tide_bg_thr),
+    )
+    check_analyses(analyses, protocol)
     if voc_origin not in (0, 1):
         raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
     opts = LoadOptions(
@@ -163,8 +191,16 @@ def evaluate(
         protocol=protocol,
     )
     ds = load_pair(predictions, ground_truth, opts)
+    if classes or image_ids or class_agnostic:
+        from .analysis import subset
+
+        ds = subset.apply(ds, classes=classes, image_ids=image_ids, agnostic=class_agnostic)
     result = evaluate_dataset(ds, protocol=protocol, **options)
     result.info.insert(0, read_line(ds, iou_type))
+    if analyses.any or result.matches is not None:
+        from .analysis.run import analyze
+
+        analyze(result, analyses)
     return result
 
 

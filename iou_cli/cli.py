@@ -104,19 +104,43 @@ def check_gate_keys(gates: list[tuple[str, float]], keys: list[str]) -> None:
 def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -> None:
     from . import report
 
+    extra = getattr(result, "extra", None) or {}
     if output == "json":
         sys.stdout.write(report.to_json(result))
     elif output == "csv":
-        sys.stdout.write(report.to_csv(result, per_class=per_class))
+        chosen = _analysis_csv(extra)
+        sys.stdout.write(
+            chosen if chosen is not None else report.to_csv(result, per_class=per_class)
+        )
     elif output == "markdown":
         sys.stdout.write(report.to_markdown(result, per_class=per_class))
+        if extra:
+            from .analysis.render import to_markdown
+
+            sys.stdout.write(to_markdown(extra))
     else:
         from rich.console import Console
 
-        Console(highlight=False).print(
-            report.render_table(result, per_class=per_class, title=title)
-        )
+        console = Console(highlight=False)
+        console.print(report.render_table(result, per_class=per_class, title=title))
+        if extra:
+            from .analysis.render import renderables
+
+            for part in renderables(extra):
+                console.print(part)
     sys.stdout.flush()
+
+
+def _analysis_csv(extra: dict[str, Any]) -> str | None:
+    """Issue 11: with -o csv, the table of the one analysis asked for (else None)."""
+    if not extra:
+        return None
+    from .analysis.render import SECTIONS, csv_table
+
+    for name, _flag in SECTIONS:
+        if name in extra:
+            return csv_table(name, extra[name])
+    return None
 
 
 def apply_gates(result: Any, gates: list[tuple[str, float]]) -> int:
@@ -181,6 +205,102 @@ def parse_float_list(text: str, option: str) -> list[float]:
         raise UsageError(f"{option}: expected numbers such as 0.5,0.75, got {text!r}") from None
 
 
+# --------------------------------------------------------------------------- visuals (issue 13)
+# --curves (JSON curves section), --plots DIR (PNG + SVG files), --report FILE.html (one
+# self-contained page). iou_cli/curves.py computes, plots.py draws (matplotlib, imported only
+# here and only when asked), report_html.py writes the page; these helpers map the options.
+
+CurvesOpt = Annotated[
+    bool,
+    typer.Option("--curves", help="Add PR curves and P/R/F1-vs-confidence curves to -o json."),
+]
+PlotsOpt = Annotated[
+    str | None,
+    typer.Option("--plots", metavar="DIR", help="Write figures as PNG and SVG into DIR."),
+]
+ReportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--report", metavar="FILE.html", help="Write a self-contained HTML report (offline)."
+    ),
+]
+
+
+def check_visuals(plots: str | None, report: str | None, inputs: list[str]) -> None:
+    """Fail before the work: targets that cannot be written, matplotlib missing."""
+    if plots is None and report is None:
+        return
+    import importlib.util
+
+    from .outputs import check_target
+
+    if importlib.util.find_spec("matplotlib") is None:
+        opt = "--plots" if plots is not None else "--report"
+        raise UsageError(f"{opt} needs matplotlib: pip install 'iou-eval[plots]'")
+    if report is not None:
+        check_target(report, inputs)
+    if plots is not None:
+        if os.path.isdir(plots):
+            check_target(os.path.join(plots, "pr_curve.png"), inputs)
+        else:
+            check_target(plots, inputs)
+
+
+def write_visuals(
+    result: Any,
+    *,
+    curves: bool,
+    plots: str | None,
+    report: str | None,
+    inputs: list[str],
+    named: dict[str, str],
+) -> None:
+    """Compute the curves once; put them in the JSON, the figures and the page as asked."""
+    if not (curves or plots or report):
+        return
+    from .curves import for_result
+    from .text import term
+
+    cv = for_result(result)
+    if curves and cv is not None:
+        result.extra["curves"] = cv
+    if plots is not None:
+        from .plots import write_plots
+
+        written = write_plots(result, cv, plots, inputs)
+        result.info.append(f"wrote {len(written)} figure files to {term(plots)}")
+    if report is not None:
+        from .outputs import write_atomic
+        from .report_html import evaluation_report
+
+        write_atomic(report, evaluation_report(result, cv, inputs=named), inputs)
+        result.info.append(f"wrote the report {term(report)}")
+
+
+def write_compare_report(comparison: Any, report: str, inputs: list[str]) -> None:
+    """``compare --report FILE.html``: the deltas (and CIs), per-class delta bars, and A's
+    and B's PR curves overlaid when both sides have curves. ``comparison.sources`` holds A
+    and B: their Results (predictions mode) or loaded ``-o json`` reports (reports mode:
+    curves when they were saved with ``--curves``); ``check_visuals(None, report, inputs)``
+    goes before the work."""
+    from .curves import curves_of
+    from .outputs import write_atomic
+    from .report_html import compare_report
+    from .text import term
+
+    a, b = getattr(comparison, "sources", None) or (None, None)
+    page = compare_report(
+        comparison,
+        curves_a=None if a is None else curves_of(a),
+        curves_b=None if b is None else curves_of(b),
+        label_a=os.path.basename(inputs[0]),
+        label_b=os.path.basename(inputs[1]),
+        inputs=dict(zip(("A", "B", "ground truth"), inputs, strict=False)),
+    )
+    write_atomic(report, page, inputs)
+    comparison.info.append(f"wrote the report {term(report)}")
+
+
 # --------------------------------------------------------------------------- evaluate
 
 OutputOpt = Annotated[
@@ -203,6 +323,57 @@ FailUnderOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or info lines.")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
 
+# ---- issue 11: subsets and analyses (options; parsed by analysis_args below)
+ClassesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--classes", metavar="NAME[,NAME...]", help="Evaluate these classes (names or ids)."
+    ),
+]
+ImageIdsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--image-ids", metavar="FILE|ID,...", help="Evaluate these images (ids or file stems)."
+    ),
+]
+AgnosticOpt = Annotated[
+    bool, typer.Option("--class-agnostic", help="Match all classes as one (COCO useCats=0).")
+]
+TideOpt = Annotated[bool, typer.Option("--tide", help="TIDE error breakdown (dAP per error type).")]
+TidePosOpt = Annotated[
+    float, typer.Option("--tide-pos-thr", help="TIDE (and calibration) positive IoU threshold.")
+]
+TideBgOpt = Annotated[float, typer.Option("--tide-bg-thr", help="TIDE background IoU threshold.")]
+ConfusionOpt = Annotated[
+    bool, typer.Option("--confusion", help="Confusion matrix at the operating point.")
+]
+PerImageOpt = Annotated[
+    bool, typer.Option("--per-image", help="Per-image view and label-error candidates.")
+]
+CalibrationOpt = Annotated[
+    bool, typer.Option("--calibration", help="ECE / MCE of the scores (10 bins).")
+]
+
+
+def analysis_args(
+    out: str, *, tide: bool, confusion: bool, per_image: bool, calibration: bool
+) -> None:
+    """CSV is one stream, one table: with -o csv at most one analysis (its table)."""
+    flags = [
+        f
+        for f, on in (
+            ("--tide", tide),
+            ("--confusion", confusion),
+            ("--per-image", per_image),
+            ("--calibration", calibration),
+        )
+        if on
+    ]
+    if out == "csv" and len(flags) > 1:
+        raise UsageError(
+            f"-o csv prints one table: choose one of {', '.join(flags)}, or use -o json"
+        )
+
 
 @app.command("evaluate")
 def evaluate_cmd(
@@ -214,7 +385,11 @@ def evaluate_cmd(
     per_class: PerClassOpt = False,
     iou_type: Annotated[str, typer.Option("--iou-type", help="bbox or segm.")] = "bbox",
     protocol: Annotated[
-        str, typer.Option("--protocol", help="coco (default), voc (all-point) or voc07 (11-point).")
+        str,
+        typer.Option(
+            "--protocol",
+            help="coco (default), voc (all-point), voc07 (11-point) or lvis (federated, lvis-api).",
+        ),
     ] = "coco",
     iou_thr: Annotated[
         float, typer.Option("--iou-thr", help="IoU threshold of the operating point (and VOC).")
@@ -274,6 +449,15 @@ def evaluate_cmd(
             "the ground truth does not know.",
         ),
     ] = "error",
+    classes: ClassesOpt = None,
+    image_ids: ImageIdsOpt = None,
+    class_agnostic: AgnosticOpt = False,
+    tide: TideOpt = False,
+    tide_pos_thr: TidePosOpt = 0.5,
+    tide_bg_thr: TideBgOpt = 0.1,
+    confusion: ConfusionOpt = False,
+    per_image: PerImageOpt = False,
+    calibration: CalibrationOpt = False,
     # --- issue 17: layouts as tools write them (loaders.LoadOptions)
     split: Annotated[
         str | None,
@@ -290,6 +474,9 @@ def evaluate_cmd(
         typer.Option("--voc-origin", help="VOC corners: 0 continuous (default), 1 devkit 1-based."),
     ] = 0,
     # --- end issue 17
+    curves: CurvesOpt = False,
+    plots: PlotsOpt = None,
+    report: ReportOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -301,6 +488,18 @@ def evaluate_cmd(
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
     size = parse_image_size(image_size)
+    analysis_args(out, tide=tide, confusion=confusion, per_image=per_image, calibration=calibration)
+    subset_opts: dict[str, Any] = {}
+    if classes is not None or image_ids is not None or class_agnostic:
+        from .analysis.subset import parse_list, read_image_ids
+
+        if classes is not None and not parse_list(classes):
+            raise UsageError(f"--classes: expected NAME[,NAME...], got {classes!r}")
+        subset_opts = {
+            "classes": parse_list(classes) if classes is not None else None,
+            "image_ids": read_image_ids(image_ids) if image_ids is not None else None,
+            "class_agnostic": class_agnostic,
+        }
     check_options(
         protocol=protocol,
         iou_type=iou_type,
@@ -323,10 +522,13 @@ def evaluate_cmd(
     inputs = [
         p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
     ]
+    if image_ids is not None and os.path.isfile(image_ids):
+        inputs.append(image_ids)  # an --image-ids file is an input too: never written over
     if matches not in (None, "-"):
         from .outputs import check_target
 
         check_target(matches, inputs)  # fail before the work, not after
+    check_visuals(plots, report, inputs)
     progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
     try:
         result = evaluate(
@@ -346,6 +548,13 @@ def evaluate_cmd(
             image_size=size,
             unknown=unknown,
             progress=progress,
+            tide=tide,
+            tide_pos_thr=tide_pos_thr,
+            tide_bg_thr=tide_bg_thr,
+            confusion=confusion,
+            per_image=per_image,
+            calibration=calibration,
+            **subset_opts,
             split=split,
             image_map=image_map,
             voc_origin=voc_origin,
@@ -354,6 +563,14 @@ def evaluate_cmd(
     finally:
         if progress is not None:
             progress.close()
+    write_visuals(
+        result,
+        curves=curves,
+        plots=plots,
+        report=report,
+        inputs=inputs,
+        named={"predictions": predictions, "ground truth": ground_truth},
+    )
     matches_text = None
     if matches is not None and result.matches is not None:
         from .report import matches_csv

@@ -148,6 +148,46 @@ class Boxes:
 
 
 @dataclass
+class Federated:
+    """LVIS's federated labels as columns (CSR rows over the image table, never images x classes).
+
+    Image ``i``'s categories verified absent are ``neg_cat[neg_ptr[i]:neg_ptr[i + 1]]``, those
+    not exhaustively annotated ``nel_cat[nel_ptr[i]:nel_ptr[i + 1]]`` (category indices into
+    the side's category table, sorted, unique; ids the table does not know are dropped: the
+    evaluation only ever asks about known categories). ``frequency`` is each category's group:
+    0 rare, 1 common, 2 frequent, -1 not given. ``missing`` locates the first LVIS field the
+    file lacks (e.g. ``images[3].neg_category_ids``); the LVIS protocol refuses such a file.
+    """
+
+    neg_ptr: IntArray  # (n_images + 1,)
+    neg_cat: IntArray  # (n_neg,)
+    nel_ptr: IntArray  # (n_images + 1,)
+    nel_cat: IntArray  # (n_nel,)
+    frequency: IntArray  # (n_categories,)
+    missing: str | None = None
+
+    def take_images(self, order: IntArray) -> Federated:
+        """The rows of images ``order`` (a permutation), in that order."""
+        neg_ptr, neg_cat = _csr_take(self.neg_ptr, self.neg_cat, order)
+        nel_ptr, nel_cat = _csr_take(self.nel_ptr, self.nel_cat, order)
+        return replace(self, neg_ptr=neg_ptr, neg_cat=neg_cat, nel_ptr=nel_ptr, nel_cat=nel_cat)
+
+    @staticmethod
+    def pair_keys(ptr: IntArray, cat: IntArray, n_categories: int) -> IntArray:
+        """``image * n_categories + category`` of every (image, category) entry, sorted."""
+        image = np.repeat(np.arange(ptr.shape[0] - 1, dtype=np.int64), np.diff(ptr))
+        return image * n_categories + cat
+
+
+def _csr_take(ptr: IntArray, col: IntArray, order: IntArray) -> tuple[IntArray, IntArray]:
+    lengths = np.diff(ptr)[order]
+    new_ptr = np.zeros(order.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_ptr[1:])
+    starts = np.repeat(ptr[:-1][order] - new_ptr[:-1], lengths)
+    return new_ptr, col[np.arange(new_ptr[-1], dtype=np.int64) + starts]
+
+
+@dataclass
 class Side:
     """What one loader read: a predictions or ground-truth side in its own id space."""
 
@@ -162,6 +202,7 @@ class Side:
     notes: dict[str, Any] = field(default_factory=dict)
     # row of ``boxes`` -> "<where>" for messages (e.g. "2007_000027.xml:14"); default: origin
     locator: Callable[[int], str] | None = None
+    federated: Federated | None = None  # LVIS ground truth only
 
 
 @dataclass
@@ -183,6 +224,7 @@ class Dataset:
     info: list[str] = field(default_factory=list)
     # what the loaders noticed and kept (e.g. a YOLO prediction centred outside its image)
     warnings: list[str] = field(default_factory=list)
+    federated: Federated | None = None  # the ground truth's LVIS labels, when it has them
 
     @property
     def pixel_units(self) -> bool:
@@ -210,7 +252,10 @@ def order_images(side: Side) -> Side:
         im.height[order],
     )
     boxes = replace(side.boxes, image=inverse[side.boxes.image])
-    return replace(side, images=images, boxes=boxes)
+    fed = side.federated
+    if fed is not None:
+        fed = fed.take_images(np.asarray(order, dtype=np.int64))
+    return replace(side, images=images, boxes=boxes, federated=fed)
 
 
 def first_few(names: Sequence[object], n: int = 5) -> str:
@@ -318,6 +363,7 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         gt_format=gt.format,
         pred_format=pred.format,
         skipped=skipped,
+        federated=gt.federated,
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .result import Matches, Result, clean
+from .text import csv_cell
 
 if TYPE_CHECKING:
     from .pairwise import IouMatrix
@@ -111,6 +112,7 @@ def summary_pairs(result: Result) -> list[tuple[str, str]]:
 # per-class columns shown in tables/markdown (all of them are in CSV/JSON), with short
 # headers so that a table stays within 80 columns without truncating a number
 _CLASS_TABLE_KEYS = (
+    ("frequency", "fq"),  # LVIS: r, c or f
     ("AP", "AP"),
     ("AP50", "AP50"),
     ("AP75", "AP75"),
@@ -194,17 +196,24 @@ def render_table(result: Result, *, per_class: bool = False, title: str = "iou-e
 MATCH_COLUMNS = ("image", "category", "pred_id", "gt_id", "score", "iou", "outcome")
 
 
+# issue 11: a false positive's TIDE error and best-overlapping ground truth (when present)
+ERROR_COLUMNS = ("error", "best_gt_id", "best_gt_class", "best_gt_iou")
+
+
 def matches_csv(matches: Matches) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(MATCH_COLUMNS)
-    cols = [matches.columns[c] for c in MATCH_COLUMNS]
+    names = list(MATCH_COLUMNS) + [c for c in ERROR_COLUMNS if c in matches.columns]
+    w.writerow(names)
+    cols = [matches.columns[c] for c in names]
     for i in range(len(matches)):
         cells = []
-        for name, col in zip(MATCH_COLUMNS, cols, strict=True):
+        for name, col in zip(names, cols, strict=True):
             v = clean(col[i])
-            if name in ("pred_id", "gt_id") and v == -1:
+            if name in ("pred_id", "gt_id", "best_gt_id") and v == -1:
                 v = None
+            if name == "best_gt_class" and isinstance(v, str):
+                v = csv_cell(v)
             cells.append(_csv_cell(v))
         w.writerow(cells)
     return buf.getvalue()

@@ -18,6 +18,7 @@ from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
 from .fastcoco import read_results
 from .jsonio import load_json, parse_json, read_bytes
+from .lvis import federated_columns
 
 _NUM = (int, float)
 
@@ -331,7 +332,8 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         key = _table_key(path, "images", "image", i, im, img_index)
         img_index[key] = i
         keys.append(key)
-        stems.append(_stem(im.get("file_name")))
+        # LVIS v1 names the file only by its COCO url (".../val2017/000000397133.jpg")
+        stems.append(_stem(im.get("file_name") or im.get("coco_url")))
         for col, name in ((widths, "width"), (heights, "height")):
             v = im.get(name)
             if v is not None and _is_num(v) and _finite(v) and v > 0:
@@ -356,6 +358,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     cat_ids = [cat_ids[k] for k in corder]
     names = [names[k] for k in corder]
     cat_index = {cid: j for j, cid in enumerate(cat_ids)}
+    federated = federated_columns(path, images_l, cats_l, cat_index) if role == "gt" else None
 
     has_scores = bool(anns) and all(isinstance(a, dict) and "score" in a for a in anns)
     need_score = role == "pred"
@@ -466,7 +469,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     )
     images = Images(keys, stems, widths, heights)
     categories = Categories(cat_ids, names)
-    return Side(path, "coco", images, categories, boxes, has_scores=has_scores)
+    return Side(path, "coco", images, categories, boxes, has_scores=has_scores, federated=federated)
 
 
 def _table_key(

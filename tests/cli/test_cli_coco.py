@@ -144,7 +144,20 @@ def test_matches_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     code, _, _ = run([DT, GT, "-q", "--matches", str(target), "--score-thr", "0.5"], capsys)
     assert code == 0
     rows = list(csv.DictReader(target.open()))
-    assert list(rows[0]) == ["image", "category", "pred_id", "gt_id", "score", "iou", "outcome"]
+    assert list(rows[0]) == [
+        "image",
+        "category",
+        "pred_id",
+        "gt_id",
+        "score",
+        "iou",
+        "outcome",
+        # issue 11: a false positive's TIDE error and best-overlapping ground truth
+        "error",
+        "best_gt_id",
+        "best_gt_class",
+        "best_gt_iou",
+    ]
     outcomes = [r["outcome"] for r in rows]
     _, out, _ = run([DT, GT, "-q", "-o", "json", "--score-thr", "0.5"], capsys)
     s = json.loads(out)["summary"]
