@@ -568,7 +568,11 @@ class CocoScorer:
         rec_thrs: FloatArray,
         max_dets: tuple[int, ...],
         op: OpTable | None = None,
+        frequency: IntArray | None = None,
     ) -> None:
+        """``frequency`` (LVIS): each class's group, 0 rare, 1 common, 2 frequent, adding
+        APr, APc, APf."""
+        self.frequency = frequency
         self.engine = WeightedCoco(
             tables, n_classes=n_classes, rec_thrs=rec_thrs, max_dets=max_dets
         )
@@ -578,7 +582,9 @@ class CocoScorer:
         self.op = op
         self._op_img = op.per_image() if op is not None else None
 
-    def _ap(self, st: SampleStats, area: str, iou: float | None) -> FloatArray | None:
+    def _ap(
+        self, st: SampleStats, area: str, iou: float | None, cats: BoolArray | None = None
+    ) -> FloatArray | None:
         if area not in st.qsum:
             return None
         t = slice(None)
@@ -588,6 +594,8 @@ class CocoScorer:
                 return None
             t = slice(int(idx[0]), int(idx[0]) + 1)
         valid = st.n_pos[area] > 0
+        if cats is not None:  # a class group (LVIS frequency)
+            valid = valid & cats[None, :]
         if st.q:  # exact: pycocotools' mean over its (T, R, K) layout
             q = np.ascontiguousarray(st.q[area][:, t].transpose(0, 1, 3, 2))
             return _masked_mean(q, valid)
@@ -620,6 +628,9 @@ class CocoScorer:
             "APm": self._ap(st, "medium", None),
             "APl": self._ap(st, "large", None),
         }
+        if self.frequency is not None:
+            for code, key in enumerate(("APr", "APc", "APf")):
+                out[key] = self._ap(st, "all", None, cats=self.frequency == code)
         for mi, m in enumerate(self.max_dets):
             out[f"AR{m}"] = self._ar(st, "all", mi)
         last = len(self.max_dets) - 1
@@ -719,12 +730,16 @@ def coco_scorer(ds: Any, result: Any) -> CocoScorer | None:
     must have been run with ``keep_tables=True``), or None when there are none."""
     ev = getattr(result, "evaluation", None)
     tables = getattr(ev, "tables", None)
-    if ev is None or not tables or getattr(ev, "protocol", "coco") != "coco":
+    if ev is None or not tables or getattr(ev, "protocol", "coco") not in ("coco", "lvis"):
         return None
     p = ev.params
     iou_thrs = np.asarray(p.iou_thrs, dtype=np.float64)
-    gt_image = np.asarray(ds.gt.image, dtype=np.int64)
-    gt_category = np.asarray(ds.gt.category, dtype=np.int64)
+    # the tables' rows refer to the evaluated dataset (LVIS: its federated selection)
+    evaluated = getattr(ev, "dataset", None)
+    if evaluated is None:
+        evaluated = ds
+    gt_image = np.asarray(evaluated.gt.image, dtype=np.int64)
+    gt_category = np.asarray(evaluated.gt.category, dtype=np.int64)
     out: dict[str, ScoreTable] = {}
     op: OpTable | None = None
     for name, tab in tables.items():
@@ -753,6 +768,7 @@ def coco_scorer(ds: Any, result: Any) -> CocoScorer | None:
         rec_thrs=np.asarray(p.rec_thrs, dtype=np.float64),
         max_dets=tuple(p.max_dets),
         op=op,
+        frequency=getattr(ev, "frequency", None) if ev.protocol == "lvis" else None,
     )
 
 

@@ -514,7 +514,7 @@ def compare(
         protocol=protocol,
     )
 
-    keep = {"keep_tables": True} if protocol == "coco" and bootstrap > 0 else {}
+    keep = {"keep_tables": True} if protocol in ("coco", "lvis") and bootstrap > 0 else {}
 
     def evaluate(ds: Any) -> Any:
         return evaluate_dataset(
@@ -530,7 +530,7 @@ def compare(
     def scorer(ds: Any, result: Any) -> Any:
         from .bootstrap import coco_scorer, voc_scorer
 
-        if protocol == "coco":
+        if protocol in ("coco", "lvis"):
             return coco_scorer(ds, result)
         return voc_scorer(
             ds, result, iou_thr=iou_thr, use_07=protocol == "voc07", plus_one=plus_one

@@ -273,3 +273,40 @@ def test_unit_weights_on_our_match_tables_are_the_single_run(tmp_path, seed: int
         else:
             assert (exact_per[:, k] == row["AP"]).all()
             assert fast_per[0, k] == pytest.approx(row["AP"], abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lvis_unit_weights_are_the_single_run(tmp_path, seed: int) -> None:  # type: ignore[no-untyped-def]
+    """LVIS (federated selection, not-exhaustive classes ignored when unmatched, 300 per
+    image, APr/APc/APf): unit weights give the single run's 13 values bit for bit."""
+    import json
+
+    from iou_cli.analysis.bootstrap import coco_scorer
+    from iou_cli.api import evaluate_dataset, load_pair
+    from iou_cli.loaders import LoadOptions
+    from tests.oracle.lvisgen import random_lvis_scene
+
+    gt, dets = random_lvis_scene(seed)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    ds = load_pair(
+        str(tmp_path / "dt.json"), str(tmp_path / "gt.json"), LoadOptions(protocol="lvis")
+    )
+    res = evaluate_dataset(ds, protocol="lvis", keep_tables=True)
+    sc = coco_scorer(ds, res)
+    assert sc is not None
+    ones = np.ones((2, len(ds.images)), dtype=np.int32)
+    exact, _ = sc.score(ones, exact=True)
+    fast, fast_per = sc.score(ones)
+    for key, value in res.summary.items():
+        if key in ("iou_thr", "score_thr"):
+            continue
+        if value is None:
+            assert np.isnan(fast[key]).all(), key
+            continue
+        assert fast[key] == pytest.approx(value, abs=1e-12), key
+        if key[:2] in ("AP", "AR"):
+            assert (exact[key] == value).all(), key
+    for k, row in enumerate(res.per_class):
+        if row["AP"] is not None:
+            assert fast_per[0, k] == pytest.approx(row["AP"], abs=1e-12)

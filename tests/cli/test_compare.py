@@ -391,3 +391,34 @@ def test_reports_of_other_verbs_compare_on_their_class_key(
     assert code == 0
     doc = json.loads(out)
     assert doc["per_class"][0]["key"] == "IoU" and doc["per_class"][0]["delta"] == 0
+
+
+def test_lvis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--protocol lvis: a and b are the single runs (13 values), B's dropped predictions give
+    a CI that contains the delta, identical inputs give zeros."""
+    from tests.oracle.lvisgen import random_lvis_scene
+
+    gt, dets = random_lvis_scene(3, n_images=30)
+    g, a, b = tmp_path / "gt.json", tmp_path / "a.json", tmp_path / "b.json"
+    g.write_text(json.dumps(gt))
+    a.write_text(json.dumps(dets))
+    b.write_text(json.dumps(dets[::2]))
+    single = {}
+    for p in (a, b):
+        code, out, _ = run([str(p), str(g), "--protocol", "lvis", "-o", "json", "-q"], capsys)
+        assert code == 0
+        single[p] = json.loads(out)["summary"]
+    args = ["--protocol", "lvis", "-o", "json", "-q", "--bootstrap", "200"]
+    code, out, err = run(["compare", str(a), str(b), str(g), *args], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert {"APr", "APc", "APf", "AR300"} <= set(doc["metrics"])
+    for key, m in doc["metrics"].items():
+        assert m["a"] == single[a][key] and m["b"] == single[b][key], key
+    m = doc["metrics"]["AP"]
+    assert m["ci_low"] <= m["delta"] <= m["ci_high"]
+    code, out, _ = run(["compare", str(a), str(a), str(g), *args], capsys)
+    for key, m in json.loads(out)["metrics"].items():
+        assert m["delta"] in (0, None)
+        if m["ci_low"] is not None:
+            assert m["ci_low"] == 0 == m["ci_high"], key
