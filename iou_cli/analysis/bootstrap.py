@@ -128,6 +128,7 @@ class _Flat:
     tp_notout: npt.NDArray[np.int32]
     run_end: IntArray  # end (exclusive) of each true positive's run
     opens: BoolArray  # the true positive opens its run (in accumulation order)
+    follows: IntArray  # 1 where the next true positive in this layout is in the same run
     runs: IntArray  # start of each run in the reversed layout
     runs_end: IntArray
     run_seg: IntArray  # its (threshold, class)
@@ -320,6 +321,7 @@ class WeightedCoco:
             tp_notout=tp_notout,
             run_end=np.repeat(runs_end, runs_end - runs) if runs.size else empty,
             opens=rev(opens),
+            follows=(~rev(opens)[:-1]).astype(np.int64),
             runs=runs,
             runs_end=runs_end,
             run_seg=run_seg,
@@ -400,13 +402,16 @@ class WeightedCoco:
         # every row, so results do not depend on how samples are grouped)
         env = pr
         env += f.off
-        np.maximum.accumulate(env, axis=1, out=env)
+        if B == 1:
+            np.maximum.accumulate(env[0], out=env[0])
+        else:
+            np.maximum.accumulate(env, axis=1, out=env)
         env -= f.off
         # recall points each true positive is the first to reach
-        dn = np.empty(nr.shape, dtype=np.float64)
-        dn[:, :-1] = nr[:, :-1] - nr[:, 1:]
-        dn[:, -1] = nr[:, -1]
-        dn[:, f.opens] = nr[:, f.opens]
+        # (the next one in this layout is the previous one in its run, unless this opens it)
+        nxt = np.zeros(nr.shape, dtype=nr.dtype)
+        np.multiply(nr[:, 1:], f.follows, out=nxt[:, :-1])
+        dn = (nr - nxt).astype(np.float64)
         if not self.rec_thrs.shape[0]:
             dn /= np.repeat(npos_f[:, f.run_k], f.run_len, axis=1)
         dn *= env
