@@ -970,6 +970,7 @@ def compare_cmd(
         int,
         typer.Option("--voc-origin", help="VOC corners: 0 continuous (default), 1 devkit 1-based."),
     ] = 0,
+    report: ReportOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -980,6 +981,7 @@ def compare_cmd(
     out = resolve_output(output)
     gates = cmp.parse_gates(fail_if_worse)
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
+    check_visuals(None, report, list(inputs))  # before the work
     comparison = cmp.compare(
         inputs,
         gates=gates,
@@ -1007,6 +1009,8 @@ def compare_cmd(
         voc_origin=voc_origin,
     )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
+    if report is not None:
+        write_compare_report(comparison, report, list(inputs))
     if not quiet:
         for line in comparison.info:
             stderr_line(f"{PROG}: {term(line)}")

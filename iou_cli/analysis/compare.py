@@ -45,6 +45,8 @@ class Comparison:
     gates: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     info: list[str] = field(default_factory=list)
+    # A and B themselves: their Results (predictions) or loaded reports, for the HTML report
+    sources: tuple[Any, Any] | None = field(default=None, repr=False)
 
 
 # --------------------------------------------------------------------------- key directions
@@ -341,7 +343,13 @@ def compare_reports(path_a: str, path_b: str) -> Comparison:
         "bootstrap": 0,
         "class_key": ckey,
     }
-    return Comparison(metrics=metrics, per_class=per_class, params=params, warnings=warnings)
+    return Comparison(
+        metrics=metrics,
+        per_class=per_class,
+        params=params,
+        warnings=warnings,
+        sources=(doc_a, doc_b),
+    )
 
 
 # --------------------------------------------------------------------------- predictions
@@ -412,7 +420,13 @@ def compare_predictions(
     warnings = [f"A: {w}" for w in res_a.warnings] + [f"B: {w}" for w in res_b.warnings]
     if bootstrap > 0 and not n_done:
         warnings.append(f"no bootstrap for protocol {protocol}: deltas without CIs")
-    return Comparison(metrics=metrics, per_class=per_class, params=params, warnings=warnings)
+    return Comparison(
+        metrics=metrics,
+        per_class=per_class,
+        params=params,
+        warnings=warnings,
+        sources=(res_a, res_b),
+    )
 
 
 def check_bootstrap_options(bootstrap: int, confidence: float) -> None:

@@ -422,3 +422,36 @@ def test_lvis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert m["delta"] in (0, None)
         if m["ci_low"] is not None:
             assert m["ci_low"] == 0 == m["ci_high"], key
+
+
+def test_compare_report_is_self_contained_and_escapes_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a class named as markup stays text in the page; the page loads nothing from outside
+    gt = json.loads(Path(GT).read_text())
+    gt["categories"][0]["name"] = "<script>alert(1)</script>"
+    g = tmp_path / "gt.json"
+    g.write_text(json.dumps(gt))
+    page = tmp_path / "cmp.html"
+    code, _, err = run(
+        [
+            "compare",
+            PRED,
+            _worse_preds(tmp_path),
+            str(g),
+            "-o",
+            "json",
+            "-q",
+            "--bootstrap",
+            "50",
+            "--report",
+            str(page),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    html = page.read_text(encoding="utf-8")
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "http://" not in html and "https://" not in html.replace("https://www.w3.org", "")
+    assert html.count("data:image/svg+xml") == 2  # overlaid PR curves and delta bars
