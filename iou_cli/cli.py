@@ -1161,16 +1161,17 @@ def compare_cmd(
     from . import report_compare as rc
 
     if out == "json":
-        sys.stdout.write(rc.to_json(comparison))
+        write_stdout(rc.to_json(comparison))
     elif out == "csv":
-        sys.stdout.write(rc.to_csv(comparison, per_class=per_class))
+        write_stdout(rc.to_csv(comparison, per_class=per_class))
     elif out == "markdown":
-        sys.stdout.write(rc.to_markdown(comparison, per_class=per_class))
+        write_stdout(rc.to_markdown(comparison, per_class=per_class))
     else:
-        from rich.console import Console
-
-        Console(highlight=False).print(rc.render_table(comparison, per_class=per_class))
-    sys.stdout.flush()
+        try:  # closed pipe, full disk, COLUMNS=0: as every other verb
+            console().print(rc.render_table(comparison, per_class=per_class))
+        except OSError as exc:
+            raise StdoutFailed(exc) from None
+        write_stdout("")
     status = 0
     for g in results:
         if g["failed"]:
