@@ -23,9 +23,9 @@ _DEBUG = False
 
 app = typer.Typer(
     name=PROG,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, pwsh)
     no_args_is_help=True,
-    rich_markup_mode=None,
+    rich_markup_mode="rich",  # help panels; help texts hold no [markup]
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     help=(
@@ -33,6 +33,13 @@ app = typer.Typer(
         "iou-eval PREDICTIONS GROUND_TRUTH [OPTIONS] evaluates (the default verb)."
     ),
 )
+
+# help panels (`iou-eval --help` groups options under these titles)
+P_INPUTS = "Inputs"
+P_PROTOCOL = "Protocol"
+P_OUTPUTS = "Outputs"
+P_GATES = "Gates (exit code 1 when one fails)"
+P_OTHER = "Other"
 
 
 def _version(value: bool) -> None:
@@ -75,34 +82,7 @@ def resolve_output(output: str | None) -> str:
     return output
 
 
-def parse_fail_under(items: list[str] | None) -> list[tuple[str, float]]:
-    gates: list[tuple[str, float]] = []
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        try:
-            if not sep or not key:
-                raise ValueError
-            number = float(value)
-            if number != number:
-                raise ValueError
-        except ValueError:
-            raise UsageError(
-                f"--fail-under: expected KEY=VALUE such as AP=0.5, got {item!r}"
-            ) from None
-        gates.append((key, number))
-    return gates
-
-
-def check_gate_keys(gates: list[tuple[str, float]], keys: list[str]) -> None:
-    for key, _ in gates:
-        if key not in keys:
-            raise UsageError(
-                f"--fail-under: unknown summary key {key!r}; expected one of {', '.join(keys)}"
-            )
-
-
-def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -> None:
+def print_result(result: Any, output: str, per_class: bool, title: Any = PROG) -> None:
     from . import report
 
     if output == "json":
@@ -112,47 +92,50 @@ def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -
     elif output == "markdown":
         sys.stdout.write(report.to_markdown(result, per_class=per_class))
     else:
-        from rich.console import Console
-
-        Console(highlight=False).print(
-            report.render_table(result, per_class=per_class, title=title)
-        )
+        _print_table(result, per_class, title)
     sys.stdout.flush()
 
 
-def apply_gates(result: Any, gates: list[tuple[str, float]]) -> int:
-    """Exit status of the ``--fail-under`` gates: 1 when any value is below (or undefined)."""
-    check_gate_keys(gates, list(result.summary))
-    failed = 0
-    for key, threshold in gates:
-        value = result.summary.get(key)
-        if value is None:
-            stderr_line(f"{PROG}: fail-under: {key} is undefined (null), required >= {threshold:g}")
-            failed = 1
-        elif value < threshold:
-            stderr_line(f"{PROG}: fail-under: {key} = {value:.6g} < {threshold:g}")
-            failed = 1
-    return failed
+def _print_table(result: Any, per_class: bool, title: Any, *, stderr: bool = False) -> None:
+    """The rich table at the terminal's width; piped, at the table's full width."""
+    from rich.console import Console
+
+    from . import report
+
+    stream = sys.stderr if stderr else sys.stdout
+    width = None
+    if not stream.isatty():
+        width = report.full_width(result, per_class=per_class, title=title)
+    console = Console(highlight=False, stderr=stderr, width=width)
+    console.print(
+        report.render_table(result, per_class=per_class, title=title, width=console.width)
+    )
 
 
 def emit(
     result: Any,
     *,
-    output: str,
+    output: str | None,
     per_class: bool,
-    fail_under: list[tuple[str, float]],
+    gates: list[Any],
     quiet: bool = False,
-    title: str = PROG,
+    title: Any = PROG,
 ) -> int:
-    """Print warnings (unless quiet), the report, and return the gate's exit status."""
-    check_gate_keys(fail_under, list(result.summary))  # a usage error says only that
+    """Print the info lines (unless quiet), warnings, the report (``output`` None: none) and
+    return the gates' exit status (1 when one failed)."""
+    from .gates import failures
+
     if not quiet:
         for line in result.info:
             stderr_line(f"{PROG}: {line}")
     for w in result.warnings:
         warn(w)
-    print_result(result, output, per_class, title=title)
-    return apply_gates(result, fail_under)
+    if output is not None:
+        print_result(result, output, per_class, title=title)
+    failed = failures(gates, result.summary)
+    for line in failed:
+        stderr_line(f"{PROG}: {line}")
+    return 1 if failed else 0
 
 
 def parse_image_size(text: str | None) -> tuple[float, float] | None:
@@ -189,105 +172,244 @@ OutputOpt = Annotated[
     typer.Option(
         "-o",
         "--output",
-        help="table, csv, json or markdown (default: table on a terminal, csv otherwise).",
+        metavar="table|csv|json|markdown",
+        help="Report format (default: table on a terminal, csv otherwise).",
+        rich_help_panel=P_OUTPUTS,
     ),
 ]
-PerClassOpt = Annotated[bool, typer.Option("--per-class", help="Add per-category rows.")]
+PerClassOpt = Annotated[
+    bool, typer.Option("--per-class", help="Add per-category rows.", rich_help_panel=P_OUTPUTS)
+]
 FailUnderOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--fail-under",
         metavar="KEY=VALUE",
-        help="Exit 1 when summary KEY is below VALUE (repeatable), after printing the report.",
+        help="Exit 1 when a higher-is-better summary KEY (AP, mAP, f1, ...) is below VALUE "
+        "or undefined; repeatable; the report is still printed.",
+        rich_help_panel=P_GATES,
     ),
 ]
-QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or info lines.")]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
+FailOverOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-over",
+        metavar="KEY=VALUE",
+        help="Exit 1 when a lower-is-better summary KEY (fp, fn) is above VALUE; repeatable.",
+        rich_help_panel=P_GATES,
+    ),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option("-q", "--quiet", help="No progress or info lines.", rich_help_panel=P_OTHER),
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "-v", "--verbose", help="Also print the run's timing on stderr.", rich_help_panel=P_OTHER
+    ),
+]
+DebugOpt = Annotated[
+    bool,
+    typer.Option("--debug", help="Show a traceback on errors.", rich_help_panel=P_OTHER),
+]
+
+EVALUATE_HELP = (
+    "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
+    "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
+    "folder; predictions come first.\n\n"
+    "Other verbs: iou, segment, labels (iou-eval VERB --help). "
+    "Shell completion: iou-eval --install-completion."
+)
+
+EVALUATE_EXAMPLES = """Examples:
+  iou-eval preds.json gt.json                  # table on a terminal, CSV when piped
+  iou-eval preds.json gt.json -o json -q > report.json
+  iou-eval preds.json gt.json --fail-under AP=0.5 --fail-over fp=700
+  iou-eval runs/detect/predict/labels data/labels --protocol voc --per-class
+  iou-eval preds.json gt.json --matches matches.csv --score-thr 0.5
+  gunzip -c preds.json.gz | iou-eval - gt.json -o csv
+"""
+
+IOU_EXAMPLES = """Examples:
+  iou-eval iou 50,100,150,150 105,120,185,160
+  iou-eval iou 50,100,100,50 105,120,80,40 --box-format xywh
+  iou-eval iou boxes_a.csv boxes_b.csv -o csv
+"""
 
 
-@app.command("evaluate")
+@app.command("evaluate", help=EVALUATE_HELP, epilog=EVALUATE_EXAMPLES)
 def evaluate_cmd(
-    predictions: Annotated[str, typer.Argument(help="Predictions: COCO JSON, VOC or YOLO folder.")],
+    predictions: Annotated[
+        str,
+        typer.Argument(
+            metavar="PREDICTIONS",
+            help="Predictions: COCO JSON (.json, .json.gz, - = stdin), VOC or YOLO folder.",
+        ),
+    ],
     ground_truth: Annotated[
-        str, typer.Argument(help="Ground truth: COCO JSON, VOC or YOLO folder.")
+        str,
+        typer.Argument(metavar="GROUND_TRUTH", help="Ground truth: COCO JSON, VOC or YOLO folder."),
     ],
     output: OutputOpt = None,
     per_class: PerClassOpt = False,
-    iou_type: Annotated[str, typer.Option("--iou-type", help="bbox or segm.")] = "bbox",
+    iou_type: Annotated[
+        str,
+        typer.Option(
+            "--iou-type", metavar="bbox|segm", help="Boxes or instance masks.", rich_help_panel=P_PROTOCOL
+        ),
+    ] = "bbox",
     protocol: Annotated[
-        str, typer.Option("--protocol", help="coco (default), voc (all-point) or voc07 (11-point).")
+        str,
+        typer.Option(
+            "--protocol",
+            metavar="coco|voc|voc07",
+            help="COCO 101-point AP over IoU .50:.95; VOC all-point; VOC2007 11-point.",
+            rich_help_panel=P_PROTOCOL,
+        ),
     ] = "coco",
+    tp_iou: Annotated[
+        float | None,
+        typer.Option(
+            "--tp-iou",
+            metavar="T",
+            help="IoU a match needs to count as a true positive at the operating point "
+            "(TP/FP/FN, precision, recall, F1), and the VOC AP threshold (default 0.5). "
+            "Was --iou-thr, which still works.",
+            rich_help_panel=P_PROTOCOL,
+        ),
+    ] = None,
     iou_thr: Annotated[
-        float, typer.Option("--iou-thr", help="IoU threshold of the operating point (and VOC).")
-    ] = 0.5,
+        float | None, typer.Option("--iou-thr", hidden=True, help="Old name of --tp-iou.")
+    ] = None,
     score_thr: Annotated[
         float | None,
-        typer.Option("--score-thr", help="Confidence of the operating point (default: max F1)."),
+        typer.Option(
+            "--score-thr",
+            metavar="S",
+            help="Confidence of the operating point, in [0, 1] (default: the one maximising F1).",
+            rich_help_panel=P_PROTOCOL,
+        ),
     ] = None,
     max_dets: Annotated[
-        str, typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets.")
+        str,
+        typer.Option(
+            "--max-dets", metavar="N,N,...", help="COCO maxDets.", rich_help_panel=P_PROTOCOL
+        ),
     ] = "1,10,100",
     iou_thrs: Annotated[
         str | None,
         typer.Option(
-            "--iou-thrs", metavar="T[,T...]", help="COCO IoU thresholds (default .50:.05:.95)."
+            "--iou-thrs",
+            metavar="T,T,...",
+            help="COCO AP thresholds (default .50:.05:.95); not the operating point's --tp-iou.",
+            rich_help_panel=P_PROTOCOL,
         ),
     ] = None,
     matches: Annotated[
         str | None,
         typer.Option(
-            "--matches", metavar="PATH", help="Write per-prediction outcomes as CSV (- = stdout)."
+            "--matches",
+            metavar="PATH",
+            help="Write per-prediction outcomes as CSV. - = stdout, which then carries only "
+            "that CSV (no report; -o is refused).",
+            rich_help_panel=P_OUTPUTS,
         ),
     ] = None,
     fail_under: FailUnderOpt = None,
+    fail_over: FailOverOpt = None,
     honor_ignore: Annotated[
         bool,
         typer.Option(
-            "--honor-ignore", help="Also treat a ground truth's 'ignore' flag as ignored."
+            "--honor-ignore",
+            help="Also treat a ground truth's 'ignore' flag as ignored.",
+            rich_help_panel=P_PROTOCOL,
         ),
     ] = False,
     plus_one: Annotated[
-        bool, typer.Option("--plus-one", help="VOC devkit pixel convention: width = x2 - x1 + 1.")
+        bool,
+        typer.Option(
+            "--plus-one",
+            help="VOC devkit pixel convention: width = x2 - x1 + 1.",
+            rich_help_panel=P_PROTOCOL,
+        ),
     ] = False,
     pred_format: Annotated[
-        str | None, typer.Option("--pred-format", help="coco, voc, yolo or yolo-darknet.")
+        str | None,
+        typer.Option(
+            "--pred-format",
+            metavar="coco|voc|yolo|yolo-darknet",
+            help="Force the predictions' format (YOLO column order: detected when not forced).",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = None,
-    gt_format: Annotated[str | None, typer.Option("--gt-format", help="coco, voc or yolo.")] = None,
-    names: Annotated[str | None, typer.Option("--names", help="Class-names file (YOLO).")] = None,
+    gt_format: Annotated[
+        str | None,
+        typer.Option(
+            "--gt-format",
+            metavar="coco|voc|yolo",
+            help="Force the ground truth's format.",
+            rich_help_panel=P_INPUTS,
+        ),
+    ] = None,
+    names: Annotated[
+        str | None,
+        typer.Option("--names", help="Class-names file (YOLO).", rich_help_panel=P_INPUTS),
+    ] = None,
     gt_names: Annotated[
-        str | None, typer.Option("--gt-names", help="Class names of the ground truth.")
+        str | None,
+        typer.Option(
+            "--gt-names", help="Class names of the ground truth.", rich_help_panel=P_INPUTS
+        ),
     ] = None,
     pred_names: Annotated[
-        str | None, typer.Option("--pred-names", help="Class names of the predictions.")
+        str | None,
+        typer.Option(
+            "--pred-names", help="Class names of the predictions.", rich_help_panel=P_INPUTS
+        ),
     ] = None,
     images: Annotated[
-        str | None, typer.Option("--images", help="Image folder (sizes for YOLO).")
+        str | None,
+        typer.Option("--images", help="Image folder (sizes for YOLO).", rich_help_panel=P_INPUTS),
     ] = None,
     image_size: Annotated[
-        str | None, typer.Option("--image-size", metavar="W,H", help="Size of every image.")
+        str | None,
+        typer.Option(
+            "--image-size", metavar="W,H", help="Size of every image.", rich_help_panel=P_INPUTS
+        ),
     ] = None,
     unknown: Annotated[
         str,
-        typer.Option("--unknown", help="error or skip: predictions for unknown images/classes."),
+        typer.Option(
+            "--unknown",
+            metavar="error|skip",
+            help="Predictions for images/classes the ground truth lacks: error, or drop them.",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = "error",
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Evaluate PREDICTIONS against GROUND_TRUTH (the default verb)."""
     global _DEBUG
     _DEBUG = _DEBUG or debug
+    import time
+
+    from . import gates as gating
     from .api import check_options, evaluate_dataset, load_pair
     from .loaders import LoadOptions
 
-    out = resolve_output(output)
-    gates = parse_fail_under(fail_under)
+    started = time.perf_counter()
+    op_iou = _tp_iou(tp_iou, iou_thr)
+    out = _report_output(output, matches)
+    gate_list = gating.parse_gates(fail_under, fail_over)
     md = parse_int_list(max_dets, "--max-dets")
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
     size = parse_image_size(image_size)
     check_options(
         protocol=protocol,
         iou_type=iou_type,
-        iou_thr=iou_thr,
+        iou_thr=op_iou,
         score_thr=score_thr,
         max_dets=md,
         iou_thrs=thrs,
@@ -298,7 +420,8 @@ def evaluate_cmd(
     from .protocols.coco import stat_keys
 
     keys = stat_keys(tuple(md)) if protocol == "coco" else ["mAP"]
-    check_gate_keys(gates, keys + list(OP_KEYS))  # a typo fails before the work
+    # a typo or a gate pointing the wrong way fails before the work
+    gate_list = gating.resolve(gate_list, keys + list(OP_KEYS), protocol=protocol, iou_thr=op_iou)
     inputs = [p for p in (predictions, ground_truth, names, gt_names, pred_names, images) if p]
     if matches not in (None, "-"):
         from .outputs import check_target
@@ -322,11 +445,12 @@ def evaluate_cmd(
     finally:
         if progress is not None:
             progress.close()
+    loaded = time.perf_counter()
     result = evaluate_dataset(
         ds,
         protocol=protocol,
         iou_type=iou_type,
-        iou_thr=iou_thr,
+        iou_thr=op_iou,
         score_thr=score_thr,
         max_dets=md,
         iou_thrs=thrs,
@@ -336,6 +460,13 @@ def evaluate_cmd(
     )
     if not quiet:
         result.info.insert(0, _read_line(ds, iou_type))
+    done = time.perf_counter()
+    if verbose:
+        result.info.append(
+            f"time: read {loaded - started:.3f} s, evaluated {done - loaded:.3f} s, "
+            f"total {done - started:.3f} s"
+        )
+    _add_meta(result, predictions, ground_truth, protocol, done - started)
     matches_text = None
     if matches is not None and result.matches is not None:
         from .report import matches_csv
@@ -346,18 +477,70 @@ def evaluate_cmd(
             from .outputs import write_atomic
 
             write_atomic(matches, matches_text, inputs)
-    status = emit(result, output=out, per_class=per_class, fail_under=gates, quiet=quiet)
+    title = _title(predictions, ground_truth)
+    status = emit(result, output=out, per_class=per_class, gates=gate_list, quiet=quiet, title=title)
     if matches == "-" and matches_text is not None:
+        if sys.stderr.isatty() and not quiet:  # the report goes to the terminal, not stdout
+            _print_table(result, per_class, title, stderr=True)
         sys.stdout.write(matches_text)
         sys.stdout.flush()
     raise typer.Exit(status)
 
 
+def _tp_iou(tp_iou: float | None, iou_thr: float | None) -> float:
+    """``--tp-iou``, or its old name ``--iou-thr`` (the contract's); 0.5 by default."""
+    if tp_iou is not None and iou_thr is not None and tp_iou != iou_thr:
+        raise UsageError(
+            f"--tp-iou {tp_iou:g} and --iou-thr {iou_thr:g} are the same setting (--iou-thr is "
+            "its old name): give one"
+        )
+    value = tp_iou if tp_iou is not None else iou_thr
+    return 0.5 if value is None else value
+
+
+def _report_output(output: str | None, matches: str | None) -> str | None:
+    """The report's format; None when ``--matches -`` owns stdout (one stream, one table)."""
+    if matches == "-":
+        if output is not None:
+            raise UsageError(
+                f"--matches - writes the matches CSV to stdout, so the -o {output} report would "
+                "be mixed into it: write the matches to a file (--matches matches.csv), or drop "
+                "-o to get only the matches on stdout"
+            )
+        return None
+    return resolve_output(output)
+
+
+def _title(predictions: str, ground_truth: str) -> Any:
+    """The table title: both file names, as plain text (never markup)."""
+    from .text import rich_text
+
+    return rich_text(f"{PROG}: {_shown(predictions)} vs {_shown(ground_truth)}")
+
+
+def _shown(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def _add_meta(
+    result: Any, predictions: str, ground_truth: str, protocol: str, seconds: float
+) -> None:
+    """JSON ``meta``: what produced this report (warnings name their first offenders)."""
+    result.meta = {
+        "version": __version__,
+        "predictions": predictions,
+        "ground_truth": ground_truth,
+        "protocol": protocol,
+        "seconds": round(seconds, 3),
+        "warnings": list(result.warnings),
+    }
+
+
 def _read_line(ds: Any, iou_type: str = "bbox") -> str:
     what = "masks" if iou_type == "segm" else "boxes"
     return (
-        f"read ground truth: {len(ds.gt)} {what}, {len(ds.images)} images, "
-        f"{len(ds.categories)} classes; predictions: {len(ds.pred)} {what}"
+        f"read ground truth: {len(ds.gt):,} {what}, {len(ds.images):,} images, "
+        f"{len(ds.categories):,} classes; predictions: {len(ds.pred):,} {what}"
     )
 
 
@@ -436,12 +619,13 @@ def _read_box_csv(path: str) -> Any:
     return np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
 
 
-@app.command("iou")
+@app.command("iou", epilog=IOU_EXAMPLES)
 def iou_cmd(
     box_a: Annotated[str, typer.Argument(help="A box 'x1,y1,x2,y2' or a CSV file of boxes.")],
     box_b: Annotated[str, typer.Argument(help="A box or a CSV file of boxes (the ground truth).")],
     box_format: Annotated[
-        str, typer.Option("--box-format", help="xyxy (default), xywh or cxcywh.")
+        str,
+        typer.Option("--box-format", metavar="xyxy|xywh|cxcywh", help="Box format of A and B."),
     ] = "xyxy",
     crowd: Annotated[
         bool, typer.Option("--crowd", help="Treat B as crowd regions: |A ∩ B| / |A|.")
@@ -502,13 +686,45 @@ def iou_cmd(
 # --------------------------------------------------------------------------- entry point
 
 
+ROOT_OPTIONS = ("--version", "--install-completion", "--show-completion")
+
+
 def _dispatch_args(argv: list[str]) -> list[str]:
-    """``iou-eval PRED GT ...`` means ``iou-eval evaluate PRED GT ...``."""
-    if not argv:
-        return argv
+    """``iou-eval PRED GT ...`` means ``iou-eval evaluate PRED GT ...``.
+
+    * ``iou-eval`` and ``iou-eval --help`` show the default verb's help (it lists the verbs);
+    * a first argument that names an existing file or folder is the predictions, even when it
+      is also a verb's name (``iou-eval labels gt/`` in a folder holding Ultralytics'
+      ``labels/``): a note on stderr says so;
+    * a first argument that is neither a path nor a verb but looks like a mistyped verb is a
+      usage error that names the verb.
+    """
+    if not argv or argv[0] in ("-h", "--help"):
+        return ["evaluate", "--help"]
     first = argv[0]
-    if first in VERBS or first in ("-h", "--help", "--version"):
+    if first.startswith(ROOT_OPTIONS):
         return argv
+    if first in VERBS:
+        if first != "evaluate" and os.path.exists(first) and len(argv) > 1:
+            from .text import term
+
+            kind = "folder" if os.path.isdir(first) else "file"
+            stderr_line(
+                f"{PROG}: note: {term(first)!r} is a {kind} here, so it is read as the "
+                f"predictions of the default verb, not as the '{first}' verb (to run that "
+                f"verb, start iou-eval from another folder)"
+            )
+            return ["evaluate", *argv]
+        return argv
+    if not first.startswith("-") and not os.path.exists(first) and len(argv) < 3:
+        import difflib
+
+        close = difflib.get_close_matches(first, sorted(VERBS), n=1, cutoff=0.75)
+        if close and not any(c in first for c in "./\\"):
+            raise UsageError(
+                f"unknown verb {first!r} (did you mean '{close[0]}'?); "
+                f"the verbs are {', '.join(sorted(VERBS))}"
+            )
     return ["evaluate", *argv]
 
 
@@ -519,11 +735,12 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover
         from click import exceptions as click_exc  # type: ignore[no-redef]
 
-    args = _dispatch_args(list(sys.argv[1:] if argv is None else argv))
+    raw = list(sys.argv[1:] if argv is None else argv)
     global _DEBUG
-    _DEBUG = "--debug" in args
+    _DEBUG = "--debug" in raw
     command = typer.main.get_command(app)
     try:
+        args = _dispatch_args(raw)
         code = command.main(args=args, prog_name=PROG, standalone_mode=False)
     except IouEvalError as exc:
         if _DEBUG:
@@ -541,7 +758,7 @@ def main(argv: list[str] | None = None) -> None:
     except click_exc.ClickException as exc:
         if _DEBUG:
             raise
-        stderr_line(f"{PROG}: error: {exc.format_message()}")
+        stderr_line(f"{PROG}: error: {_click_message(exc, click_exc)}")
         sys.exit(2)
     except BrokenPipeError:
         # downstream closed the pipe (e.g. `| head`): not an error of ours
@@ -556,6 +773,31 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+# options users of other tools reach for, and what iou-eval calls them
+_OPTION_HINTS = {
+    "--json": "-o json",
+    "--csv": "-o csv",
+    "--markdown": "-o markdown",
+    "--md": "-o markdown",
+    "--table": "-o table",
+    "--format": "-o table|csv|json|markdown",
+    "--conf": "--score-thr",
+    "--iou": "--tp-iou",
+    "--threshold": "--score-thr or --tp-iou",
+    "--iou-threshold": "--tp-iou",
+}
+
+
+def _click_message(exc: Any, click_exc: Any) -> str:
+    """click's message, with the option a user of another tool meant."""
+    message = str(exc.format_message())
+    if isinstance(exc, click_exc.NoSuchOption):
+        hint = _OPTION_HINTS.get(exc.option_name)
+        if hint:
+            return f"no such option: {exc.option_name} (use {hint})"
+    return message
+
+
 # --------------------------------------------------------------------------- segment / labels
 # Semantic segmentation (label-map PNGs) and multi-label sets (CSV): iou_cli/segment.py and
 # iou_cli/labels.py do the work; these commands only map options and print through emit().
@@ -563,7 +805,20 @@ def main(argv: list[str] | None = None) -> None:
 VERBS.update({"segment", "labels"})
 
 
-@app.command("segment")
+SEGMENT_EXAMPLES = """Examples:
+  iou-eval segment pred/ gt/ --num-classes 19 --ignore-index 255
+  iou-eval segment pred/ gt/ --names classes.txt --per-class -o markdown
+  iou-eval segment pred/ gt/ --names classes.txt --fail-under mIoU=0.6
+"""
+
+LABELS_EXAMPLES = """Examples:
+  iou-eval labels preds.csv gt.csv --per-class
+  iou-eval labels preds.csv gt.csv --average micro -o json
+  iou-eval labels preds.csv gt.csv --fail-under IoU=0.7
+"""
+
+
+@app.command("segment", epilog=SEGMENT_EXAMPLES)
 def segment_cmd(
     pred_dir: Annotated[
         str, typer.Argument(help="Folder of predicted label-map PNGs (or one PNG).")
@@ -572,31 +827,53 @@ def segment_cmd(
         str, typer.Argument(help="Folder of ground-truth label-map PNGs (or one PNG).")
     ],
     num_classes: Annotated[
-        int, typer.Option("--num-classes", help="Number of classes K (labels 0..K-1).")
-    ],
+        int | None,
+        typer.Option(
+            "--num-classes",
+            help="Number of classes K (labels 0..K-1); default: the number of --names.",
+            rich_help_panel=P_INPUTS,
+        ),
+    ] = None,
     ignore_index: Annotated[
         int | None,
-        typer.Option("--ignore-index", help="Label of unscored pixels, e.g. 255 (>= K)."),
+        typer.Option(
+            "--ignore-index",
+            help="Label of unscored pixels, e.g. 255 (>= K).",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = None,
     names: Annotated[
-        str | None, typer.Option("--names", help="Class names, one per line (line i = class i-1).")
+        str | None,
+        typer.Option(
+            "--names",
+            help="Class names, one per line (line i = class i-1).",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = None,
     unknown: Annotated[
-        str, typer.Option("--unknown", help="error or skip: images without a counterpart.")
+        str,
+        typer.Option(
+            "--unknown",
+            metavar="error|skip",
+            help="Images without a counterpart: error, or skip them.",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = "error",
     output: OutputOpt = None,
     per_class: PerClassOpt = False,
     fail_under: FailUnderOpt = None,
+    fail_over: FailOverOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Semantic segmentation: per-class IoU, mIoU, fwIoU, mAcc, aAcc of label-map PNGs."""
     global _DEBUG
     _DEBUG = _DEBUG or debug
-    from .segment import evaluate_segment
+    from .gates import parse_gates, resolve
+    from .segment import SUMMARY_KEYS, evaluate_segment
 
     out = resolve_output(output)
-    gates = parse_fail_under(fail_under)
+    gates = resolve(parse_gates(fail_under, fail_over), SUMMARY_KEYS)
     progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
     try:
         result = evaluate_segment(
@@ -615,43 +892,62 @@ def segment_cmd(
         result,
         output=out,
         per_class=per_class,
-        fail_under=gates,
+        gates=gates,
         quiet=quiet,
         title=f"{PROG} segment",
     )
     raise typer.Exit(status)
 
 
-@app.command("labels")
+@app.command("labels", epilog=LABELS_EXAMPLES)
 def labels_cmd(
     predictions: Annotated[str, typer.Argument(help="Predicted label sets (CSV).")],
     ground_truth: Annotated[str, typer.Argument(help="True label sets (CSV).")],
     average: Annotated[
         str,
-        typer.Option("--average", help="macro (default), micro, weighted or samples: the IoU key."),
+        typer.Option(
+            "--average",
+            metavar="macro|micro|weighted|samples",
+            help="The average reported as IoU (all four are in the summary).",
+            rich_help_panel=P_PROTOCOL,
+        ),
     ] = "macro",
     id_column: Annotated[
-        str | None, typer.Option("--id-column", help="Sample id column (default: the first).")
+        str | None,
+        typer.Option(
+            "--id-column", help="Sample id column (default: the first).", rich_help_panel=P_INPUTS
+        ),
     ] = None,
     separator: Annotated[
-        str, typer.Option("--separator", help="Separator inside a label-list column.")
+        str,
+        typer.Option(
+            "--separator", help="Separator inside a label-list column.", rich_help_panel=P_INPUTS
+        ),
     ] = ";",
     unknown: Annotated[
-        str, typer.Option("--unknown", help="error or skip: samples without a counterpart.")
+        str,
+        typer.Option(
+            "--unknown",
+            metavar="error|skip",
+            help="Samples without a counterpart: error, or skip them.",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = "error",
     output: OutputOpt = None,
     per_class: PerClassOpt = False,
     fail_under: FailUnderOpt = None,
+    fail_over: FailOverOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Multi-label classification: per-class IoU (Jaccard) and its averages from two CSV files."""
     global _DEBUG
     _DEBUG = _DEBUG or debug
-    from .labels import evaluate_labels
+    from .gates import parse_gates, resolve
+    from .labels import SUMMARY_KEYS, evaluate_labels
 
     out = resolve_output(output)
-    gates = parse_fail_under(fail_under)
+    gates = resolve(parse_gates(fail_under, fail_over), SUMMARY_KEYS)
     result = evaluate_labels(
         predictions,
         ground_truth,
@@ -664,7 +960,7 @@ def labels_cmd(
         result,
         output=out,
         per_class=per_class,
-        fail_under=gates,
+        gates=gates,
         quiet=quiet,
         title=f"{PROG} labels",
     )

@@ -26,6 +26,8 @@ from .result import Result
 
 FloatArray = npt.NDArray[np.float64]
 AVERAGES = (None, "macro", "micro", "weighted", "samples")
+# summary keys, in order (gates are checked against them before the work)
+SUMMARY_KEYS = ("IoU", *(f"IoU_{a}" for a in AVERAGES[1:]), "samples", "classes")
 _LIST_HEADERS = {"labels", "label", "tags", "tag", "classes", "class", "categories"}
 
 

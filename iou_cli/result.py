@@ -36,6 +36,9 @@ class Result:
     matches: Matches | None = None
     warnings: list[str] = field(default_factory=list)
     info: list[str] = field(default_factory=list)
+    # JSON "meta": version, predictions, ground_truth, protocol, seconds, warnings (set by
+    # the CLI, which knows the paths as typed and the wall time)
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def clean(value: Any) -> Any:
