@@ -143,11 +143,16 @@ def evaluate_dataset(
         )
         if not matches:
             result.matches = None
-    from .checks import warnings_for
+    from .checks import warnings_for, zero_ap_warning
 
+    result.info.extend(ds.info)
+    result.warnings.extend(ds.warnings)
     result.warnings.extend(
         warnings_for(ds, max_dets=max(int(m) for m in max_dets) if protocol == "coco" else None)
     )
+    zero = zero_ap_warning(ds, result.summary)
+    if zero:
+        result.warnings.append(zero)
     if ds.skipped:
         n = sum(ds.skipped.values())
         if n:
@@ -175,9 +180,11 @@ def check_options(
     if iou_type not in IOU_TYPES:
         raise UsageError(f"--iou-type: expected one of {', '.join(IOU_TYPES)}, got {iou_type!r}")
     if not (0.0 < iou_thr <= 1.0):
-        raise UsageError(f"--iou-thr: expected a number in (0, 1], got {iou_thr}")
-    if score_thr is not None and not np.isfinite(score_thr):
-        raise UsageError(f"--score-thr: expected a finite number, got {score_thr}")
+        raise UsageError(f"--tp-iou: expected an IoU in (0, 1], got {iou_thr:g}")
+    if score_thr is not None and not (0.0 <= score_thr <= 1.0):
+        raise UsageError(
+            f"--score-thr: expected a confidence in [0, 1], got {score_thr:g}"
+        )
     md = list(max_dets)
     if not md or any(m < 1 for m in md) or md != sorted(set(md)):
         raise UsageError(

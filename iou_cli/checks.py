@@ -96,3 +96,39 @@ def warnings_for(ds: Dataset, *, max_dets: int | None) -> list[str]:
                 f"{first_few(names)}"
             )
     return out
+
+
+def zero_ap_warning(ds: Dataset, summary: dict[str, object]) -> str | None:
+    """A warning when AP is 0 although predictions overlap ground truths of their image.
+
+    That combination is almost always a reading mistake, not a bad model: the YOLO column
+    order, the box format, the image sizes or the class mapping. Checked only when the
+    primary AP is exactly 0 (so it costs nothing on a normal run); class-agnostic IoU per
+    image (IoU > 0), over at most the first 2,000 images that have both.
+    """
+    key = "AP" if "AP" in summary else "mAP" if "mAP" in summary else None
+    if key is None or summary.get(key) != 0.0 or not len(ds.pred) or not len(ds.gt):
+        return None
+    from .engine import iou
+
+    pred, gt = ds.pred, ds.gt
+    p_order = np.argsort(pred.image, kind="stable")
+    g_order = np.argsort(gt.image, kind="stable")
+    common = np.intersect1d(pred.image, gt.image)[:2000]
+    p_lo = np.searchsorted(pred.image[p_order], common, side="left")
+    p_hi = np.searchsorted(pred.image[p_order], common, side="right")
+    g_lo = np.searchsorted(gt.image[g_order], common, side="left")
+    g_hi = np.searchsorted(gt.image[g_order], common, side="right")
+    n = 0
+    for a, b, c, d in zip(p_lo, p_hi, g_lo, g_hi, strict=True):
+        m = iou(pred.xyxy[p_order[a:b]], gt.xyxy[g_order[c:d]])
+        n += int(np.count_nonzero(m.max(axis=1) > 0.0))
+    if not n:
+        return None
+    return (
+        f"{key} is 0, yet {_plural(n, 'prediction')} "
+        f"{'overlaps a ground truth of its' if n == 1 else 'overlap ground truths of their'} "
+        "image (any class): check the class names or ids, the box format, the "
+        "image sizes and, for YOLO predictions, the column order (--pred-format yolo or "
+        "yolo-darknet)"
+    )

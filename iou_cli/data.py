@@ -181,6 +181,8 @@ class Dataset:
     gt_path: str = ""
     pred_path: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # from the loaders (e.g. YOLO order)
+    info: list[str] = field(default_factory=list)
 
     @property
     def pixel_units(self) -> bool:

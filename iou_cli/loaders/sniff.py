@@ -83,6 +83,7 @@ def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
         raise InputError(
             path, None, f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}"
         )
+    detected = fmt is None
     if fmt is None:
         fmt = detect_format(path)
     elif not os.path.exists(path):  # a forced format skips detection (and its complaints)
@@ -118,6 +119,7 @@ def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
         sizes=sizes,
         image_size=opts.image_size,
         progress=opts.progress,
+        detect_order=detected and role == "pred",
     )
 
 
@@ -220,4 +222,8 @@ def load_dataset(pred_path: str, gt_path: str, opts: LoadOptions) -> Dataset:
         pred = _scale(pred, gt)
     elif gt.boxes.normalized and not pred.boxes.normalized:
         gt = _scale(gt, pred)
-    return align(pred, gt, unknown=opts.unknown)
+    ds = align(pred, gt, unknown=opts.unknown)
+    for side in (pred, gt):  # what the loaders noticed, for the report
+        ds.warnings.extend(side.notes.get("warnings", ()))
+        ds.info.extend(side.notes.get("info", ()))
+    return ds

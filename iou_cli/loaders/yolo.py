@@ -194,9 +194,12 @@ def load_yolo(
     sizes: dict[str, tuple[float, float]] | None = None,
     image_size: tuple[float, float] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    detect_order: bool = False,
 ) -> Side:
     """Read a YOLO txt folder (or one txt file). ``fmt`` is ``yolo`` or ``yolo-darknet``
     (the column order of predictions; ground truth is always ``class cx cy w h``).
+    ``detect_order``: the predictions' column order was not forced, so it is detected from
+    the file (:func:`column_order`); when forced, a warning says if it looks wrong.
 
     ``sizes`` (stem -> W, H, e.g. from ``--images``) or ``image_size`` (every image) give
     pixel sizes; with a size for every image the boxes are scaled to pixels.
@@ -210,7 +213,11 @@ def load_yolo(
     layout = (
         "class cx cy w h"
         if not pred
-        else ("class conf cx cy w h" if fmt == "yolo-darknet" else "class cx cy w h conf")
+        else (
+            "class cx cy w h conf or class conf cx cy w h"
+            if detect_order
+            else ("class conf cx cy w h" if fmt == "yolo-darknet" else "class cx cy w h conf")
+        )
     )
     keys: list[str] = []
     rows: list[list[float]] = []
@@ -238,6 +245,11 @@ def load_yolo(
                 hint = ""
                 if pred and len(parts) == 5:
                     hint = " (no confidence: this looks like ground truth; predictions come first)"
+                elif not pred and len(parts) == 6:
+                    hint = (
+                        " (a confidence column: this looks like predictions; "
+                        "predictions come first, ground truth second)"
+                    )
                 raise InputError(
                     file, ln, f"expected {ncol} columns ({layout}), got {len(parts)}{hint}"
                 )
@@ -261,22 +273,7 @@ def load_yolo(
                     f"class {int(c)} is out of range: {os.path.basename(str(names_path))} "
                     f"has {len(names)} names",
                 )
-            if pred and fmt == "yolo-darknet":
-                conf, box = vals[1], vals[2:6]
-            elif pred:
-                conf, box = vals[5], vals[1:5]
-            else:
-                conf, box = math.nan, vals[1:5]
-            for v, what in zip(box, ("cx", "cy", "w", "h"), strict=True):
-                if not (0.0 <= v <= 1.0):
-                    raise InputError(
-                        file,
-                        ln,
-                        f"{what} = {v:g} is outside [0, 1] (YOLO coordinates are normalised)",
-                    )
-            if pred and not math.isfinite(conf):
-                raise InputError(file, ln, f"confidence: expected a finite number, got {conf}")
-            rows.append([*box, conf])
+            rows.append(vals[1:] if pred else [*vals[1:5], math.nan])
             cls.append(int(c))
             img.append(k)
             loc_file.append(fi)
@@ -285,7 +282,36 @@ def load_yolo(
             progress(role, fi + 1, total)
 
     n = len(rows)
-    arr = np.asarray(rows, dtype=np.float64).reshape(n, 5)
+    raw = np.asarray(rows, dtype=np.float64).reshape(n, 5)
+    warnings: list[str] = []
+    info: list[str] = []
+    if pred:
+        fmt, found = column_order(raw, fmt, detect=detect_order)
+        if detect_order and fmt == "yolo-darknet" and n:
+            info.append(f"{path}: YOLO predictions read in darknet order (class conf cx cy w h)")
+        if found is not None:
+            warnings.append(found)
+        arr = raw[:, [1, 2, 3, 4, 0]] if fmt == "yolo-darknet" else raw
+        layout = "class conf cx cy w h" if fmt == "yolo-darknet" else "class cx cy w h conf"
+    else:
+        arr = raw
+
+    def where(row: int) -> tuple[str, int]:
+        return os.path.join(base, files[loc_file[row]]), loc_line[row]
+
+    coords = arr[:, :4]
+    bad = ~((coords >= 0.0) & (coords <= 1.0))
+    if bad.any():
+        row, col = (int(x) for x in np.argwhere(bad)[0])
+        what = ("cx", "cy", "w", "h")[col]
+        raise InputError(
+            *where(row),
+            f"{what} = {coords[row, col]:g} is outside [0, 1] (YOLO coordinates are "
+            f"normalised; columns read as {layout})",
+        )
+    if pred and n and not np.isfinite(arr[:, 4]).all():
+        row = int(np.flatnonzero(~np.isfinite(arr[:, 4]))[0])
+        raise InputError(*where(row), f"confidence: expected a finite number, got {arr[row, 4]}")
     cx, cy, w, h = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
     xyxy = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
     if names is not None:
@@ -330,7 +356,7 @@ def load_yolo(
         Categories(cat_ids, cat_names),
         boxes,
         has_scores=pred,
-        notes={"files": total, "names": names_path},
+        notes={"files": total, "names": names_path, "warnings": warnings, "info": info},
         locator=locator,
     )
     # an empty side stays normalised unless every size is known: it then meets a YOLO
@@ -339,6 +365,46 @@ def load_yolo(
     if bool(sized[boxes.image].all()) and (n > 0 or bool(sized.all())):
         side = to_pixels(side, width, height)
     return side
+
+
+# how far a box may reach past the image border and still be plausible (rounding, clipping)
+_TOLERANCE = 0.02
+
+
+def _fit(cols: np.ndarray) -> np.ndarray:
+    """Rows whose four columns (cx, cy, w, h) make a box inside the unit image."""
+    cx, cy, w, h = cols[:, 0], cols[:, 1], cols[:, 2], cols[:, 3]
+    t = _TOLERANCE
+    inside = (cols >= 0.0).all(axis=1) & (cols <= 1.0).all(axis=1)
+    inside &= (cx - w / 2 >= -t) & (cx + w / 2 <= 1 + t) & (cy - h / 2 >= -t) & (cy + h / 2 <= 1 + t)
+    return inside
+
+
+def column_order(raw: np.ndarray, fmt: str, *, detect: bool) -> tuple[str, str | None]:
+    """The predictions' column order and a warning (or None).
+
+    ``raw`` holds the five numbers after the class of every row. The confidence is the
+    column that is not a plausible box coordinate across the file: read as Ultralytics
+    (``cx cy w h conf``) and as darknet (``conf cx cy w h``), the right order gives boxes
+    that lie inside the image; the wrong one mixes the confidence into the box. The order
+    whose boxes fit more often wins; a tie keeps ``fmt``. When the order was forced
+    (``detect`` False) and the other one fits clearly better, a warning says so.
+    """
+    if not len(raw):
+        return fmt, None
+    fits = {"yolo": float(_fit(raw[:, 0:4]).mean()), "yolo-darknet": float(_fit(raw[:, 1:5]).mean())}
+    other = "yolo-darknet" if fmt == "yolo" else "yolo"
+    if detect:
+        return (other if fits[other] > fits[fmt] else fmt), None
+    if fits[other] >= 0.99 and fits[fmt] < 0.9:
+        layouts = {"yolo": "class cx cy w h conf", "yolo-darknet": "class conf cx cy w h"}
+        bad = len(raw) - int(round(fits[fmt] * len(raw)))
+        return fmt, (
+            f"--pred-format {fmt} reads the columns as {layouts[fmt]}, but then {bad} of "
+            f"{len(raw)} predicted boxes do not fit in their image, while every box fits as "
+            f"{layouts[other]}: the file looks like --pred-format {other}"
+        )
+    return fmt, None
 
 
 def _is_float(s: str) -> bool:
