@@ -10,6 +10,10 @@ from ..errors import InputError
 
 
 def read_bytes(path: str) -> bytes:
+    from . import streams
+
+    if streams.is_stream(path) or streams.is_gzip(path):
+        return streams.read_input(path)
     try:
         with open(path, "rb") as fh:
             return fh.read()
@@ -62,6 +66,6 @@ def parse_json(path: str, data: bytes) -> Any:
 
 
 def load_json(path: str) -> Any:
-    if os.path.isdir(path):
+    if path != "-" and os.path.isdir(path):
         raise InputError(path, None, "is a folder, expected a JSON file")
     return parse_json(path, read_bytes(path))

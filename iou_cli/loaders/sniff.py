@@ -27,7 +27,11 @@ from . import FORMATS, LoadOptions
 
 
 def detect_format(path: str) -> str:
-    """``coco``, ``voc`` or ``yolo`` for a file or folder."""
+    """``coco``, ``voc`` or ``yolo`` for a file or folder (or ``-``, a pipe: COCO JSON)."""
+    from . import streams
+
+    if streams.is_stream(path):
+        return streams.sniff(path)
     if not os.path.exists(path):
         raise InputError(path, None, "no such file or folder")
     if os.path.isfile(path):
@@ -36,7 +40,7 @@ def detect_format(path: str) -> str:
             return "voc"
         if low.endswith(".txt"):
             return "yolo"
-        if low.endswith(".json"):
+        if low.endswith((".json", ".json.gz")):
             return "coco"
         with open(path, "rb") as f:
             head = f.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -86,10 +90,10 @@ def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
     detected = fmt is None
     if fmt is None:
         fmt = detect_format(path)
-    elif not os.path.exists(path):  # a forced format skips detection (and its complaints)
+    elif path != "-" and not os.path.exists(path):  # a forced format skips detection
         raise InputError(path, None, "no such file or folder")
     if fmt == "coco":
-        if os.path.isdir(path):
+        if path != "-" and os.path.isdir(path):
             raise InputError(path, None, "COCO input is a JSON file, not a folder")
         from .coco import load_coco
 
