@@ -716,7 +716,7 @@ def _dispatch_args(argv: list[str]) -> list[str]:
             )
             return ["evaluate", *argv]
         return argv
-    if not first.startswith("-") and not os.path.exists(first) and len(argv) < 3:
+    if not first.startswith("-") and not os.path.exists(first):
         import difflib
 
         close = difflib.get_close_matches(first, sorted(VERBS), n=1, cutoff=0.75)
