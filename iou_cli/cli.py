@@ -519,7 +519,10 @@ def _title(predictions: str, ground_truth: str) -> Any:
 
 
 def _shown(path: str) -> str:
-    return "<stdin>" if path == "-" else path
+    """A short name for the title: the file or folder's own name (``<stdin>`` for ``-``)."""
+    if path == "-":
+        return "<stdin>"
+    return os.path.basename(os.path.normpath(path)) or path
 
 
 def _add_meta(
