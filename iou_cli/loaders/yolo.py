@@ -213,11 +213,7 @@ def load_yolo(
     layout = (
         "class cx cy w h"
         if not pred
-        else (
-            "class cx cy w h conf or class conf cx cy w h"
-            if detect_order
-            else ("class conf cx cy w h" if fmt == "yolo-darknet" else "class cx cy w h conf")
-        )
+        else ("class conf cx cy w h" if fmt == "yolo-darknet" else "class cx cy w h conf")
     )
     keys: list[str] = []
     rows: list[list[float]] = []
@@ -307,7 +303,7 @@ def load_yolo(
         raise InputError(
             *where(row),
             f"{what} = {coords[row, col]:g} is outside [0, 1] (YOLO coordinates are "
-            f"normalised; columns read as {layout})",
+            f"normalised)" + (f"; columns read as {layout}" if pred else ""),
         )
     if pred and n and not np.isfinite(arr[:, 4]).all():
         row = int(np.flatnonzero(~np.isfinite(arr[:, 4]))[0])
