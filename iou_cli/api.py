@@ -182,9 +182,7 @@ def check_options(
     if not (0.0 < iou_thr <= 1.0):
         raise UsageError(f"--tp-iou: expected an IoU in (0, 1], got {iou_thr:g}")
     if score_thr is not None and not (0.0 <= score_thr <= 1.0):
-        raise UsageError(
-            f"--score-thr: expected a confidence in [0, 1], got {score_thr:g}"
-        )
+        raise UsageError(f"--score-thr: expected a confidence in [0, 1], got {score_thr:g}")
     md = list(max_dets)
     if not md or any(m < 1 for m in md) or md != sorted(set(md)):
         raise UsageError(

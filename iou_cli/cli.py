@@ -256,7 +256,10 @@ def evaluate_cmd(
     iou_type: Annotated[
         str,
         typer.Option(
-            "--iou-type", metavar="bbox|segm", help="Boxes or instance masks.", rich_help_panel=P_PROTOCOL
+            "--iou-type",
+            metavar="bbox|segm",
+            help="Boxes or instance masks.",
+            rich_help_panel=P_PROTOCOL,
         ),
     ] = "bbox",
     protocol: Annotated[
@@ -478,7 +481,9 @@ def evaluate_cmd(
 
             write_atomic(matches, matches_text, inputs)
     title = _title(predictions, ground_truth)
-    status = emit(result, output=out, per_class=per_class, gates=gate_list, quiet=quiet, title=title)
+    status = emit(
+        result, output=out, per_class=per_class, gates=gate_list, quiet=quiet, title=title
+    )
     if matches == "-" and matches_text is not None:
         if sys.stderr.isatty() and not quiet:  # the report goes to the terminal, not stdout
             _print_table(result, per_class, title, stderr=True)

@@ -131,8 +131,8 @@ def _alias(key: str, keys: Sequence[str], protocol: str | None, iou_thr: float |
         "map_medium": "APm",
         "map_large": "APl",
     }
-    for m in (1, 10, 100, 300):
-        table[f"mar_{m}"] = f"AR{m}"
+    for n in (1, 10, 100, 300):
+        table[f"mar_{n}"] = f"AR{n}"
     target = table.get(key, key)
     if voc:
         m = re.fullmatch(r"AP(\d\d)", target)

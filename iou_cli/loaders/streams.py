@@ -72,7 +72,9 @@ def read_input(path: str) -> bytes:
     if path == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise InputError(
-                "-", None, "stdin is a terminal: pipe the file in (cat preds.json | iou-eval - gt.json)"
+                "-",
+                None,
+                "stdin is a terminal: pipe the file in (cat preds.json | iou-eval - gt.json)",
             )
         data = _bounded(sys.stdin.buffer, path)
     else:

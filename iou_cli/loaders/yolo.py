@@ -296,9 +296,9 @@ def load_yolo(
         return os.path.join(base, files[loc_file[row]]), loc_line[row]
 
     coords = arr[:, :4]
-    bad = ~((coords >= 0.0) & (coords <= 1.0))
-    if bad.any():
-        row, col = (int(x) for x in np.argwhere(bad)[0])
+    outside = ~((coords >= 0.0) & (coords <= 1.0))
+    if outside.any():
+        row, col = (int(x) for x in np.argwhere(outside)[0])
         what = ("cx", "cy", "w", "h")[col]
         raise InputError(
             *where(row),
@@ -372,7 +372,9 @@ def _fit(cols: np.ndarray) -> np.ndarray:
     cx, cy, w, h = cols[:, 0], cols[:, 1], cols[:, 2], cols[:, 3]
     t = _TOLERANCE
     inside = (cols >= 0.0).all(axis=1) & (cols <= 1.0).all(axis=1)
-    inside &= (cx - w / 2 >= -t) & (cx + w / 2 <= 1 + t) & (cy - h / 2 >= -t) & (cy + h / 2 <= 1 + t)
+    inside &= (
+        (cx - w / 2 >= -t) & (cx + w / 2 <= 1 + t) & (cy - h / 2 >= -t) & (cy + h / 2 <= 1 + t)
+    )
     return inside
 
 
@@ -388,7 +390,10 @@ def column_order(raw: np.ndarray, fmt: str, *, detect: bool) -> tuple[str, str |
     """
     if not len(raw):
         return fmt, None
-    fits = {"yolo": float(_fit(raw[:, 0:4]).mean()), "yolo-darknet": float(_fit(raw[:, 1:5]).mean())}
+    fits = {
+        "yolo": float(_fit(raw[:, 0:4]).mean()),
+        "yolo-darknet": float(_fit(raw[:, 1:5]).mean()),
+    }
     other = "yolo-darknet" if fmt == "yolo" else "yolo"
     if detect:
         return (other if fits[other] > fits[fmt] else fmt), None

@@ -251,7 +251,9 @@ def test_forced_wrong_order_warns_twice(tmp_path: Path, capsys: pytest.CaptureFi
     assert json.loads(out)["meta"]["warnings"][0].startswith("--pred-format yolo-darknet reads")
 
 
-def test_ap0_without_overlap_does_not_warn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ap0_without_overlap_does_not_warn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     gt = json.loads(Path(GT).read_text())
     ann = gt["annotations"][0]
     w, h = next((i["width"], i["height"]) for i in gt["images"] if i["id"] == ann["image_id"])
@@ -295,7 +297,9 @@ def _on_terminal(args: list[str], columns: int) -> str:
 @pytest.fixture(scope="module")
 def long_names(tmp_path_factory: pytest.TempPathFactory) -> str:
     gt = json.loads((SAMPLE / "coco" / "gt.json").read_text())
-    for c, name in zip(gt["categories"], ["motorcycle", "traffic light", "fire hydrant"], strict=False):
+    for c, name in zip(
+        gt["categories"], ["motorcycle", "traffic light", "fire hydrant"], strict=False
+    ):
         c["name"] = name
     path = tmp_path_factory.mktemp("names") / "gt.json"
     path.write_text(json.dumps(gt))
@@ -304,7 +308,9 @@ def long_names(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.mark.parametrize("columns", [80, 60])
 def test_class_names_never_wrap_or_vanish(long_names: str, columns: int) -> None:
-    out = _on_terminal([str(SAMPLE / "coco" / "preds.json"), long_names, "--per-class", "-q"], columns)
+    out = _on_terminal(
+        [str(SAMPLE / "coco" / "preds.json"), long_names, "--per-class", "-q"], columns
+    )
     lines = out.splitlines()
     assert max(len(ln) for ln in lines) <= columns
     for name in ("motorcycle", "traffic light", "fire hydrant"):
@@ -348,7 +354,9 @@ def test_root_help_shows_the_default_verbs_options(capsys: pytest.CaptureFixture
 @pytest.mark.parametrize("verb", ["evaluate", "iou", "segment", "labels"])
 def test_every_verb_has_examples(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run([verb, "--help"], capsys)
-    assert code == 0 and "Examples" in out and f"iou-eval {'' if verb == 'evaluate' else verb}" in out
+    assert (
+        code == 0 and "Examples" in out and f"iou-eval {'' if verb == 'evaluate' else verb}" in out
+    )
 
 
 def test_shell_completion_script() -> None:
@@ -372,7 +380,14 @@ def test_json_meta(capsys: pytest.CaptureFixture[str]) -> None:
     meta = json.loads(out)["meta"]
     from iou_cli import __version__
 
-    assert list(meta) == ["version", "predictions", "ground_truth", "protocol", "seconds", "warnings"]
+    assert list(meta) == [
+        "version",
+        "predictions",
+        "ground_truth",
+        "protocol",
+        "seconds",
+        "warnings",
+    ]
     assert meta["version"] == __version__ and meta["predictions"] == DT
     assert meta["ground_truth"] == GT and meta["protocol"] == "coco"
     assert isinstance(meta["seconds"], float) and meta["seconds"] >= 0
@@ -460,7 +475,9 @@ def test_segment_counts_classes_from_names(capsys: pytest.CaptureFixture[str]) -
 
 def test_label_255_suggests_ignore_index(capsys: pytest.CaptureFixture[str]) -> None:
     seg = SAMPLE / "segment"
-    code, _, err = run(["segment", str(seg / "pred"), str(seg / "gt"), "--num-classes", "4"], capsys)
+    code, _, err = run(
+        ["segment", str(seg / "pred"), str(seg / "gt"), "--num-classes", "4"], capsys
+    )
     assert code == 2 and "add --ignore-index 255" in err
 
 
@@ -496,7 +513,9 @@ def test_same_column_names_in_table_csv_and_json(capsys: pytest.CaptureFixture[s
 
 
 def test_info_line_thousands_and_timing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    images = [{"id": i, "file_name": f"{i}.jpg", "width": 100, "height": 100} for i in range(1, 1201)]
+    images = [
+        {"id": i, "file_name": f"{i}.jpg", "width": 100, "height": 100} for i in range(1, 1201)
+    ]
     anns = [{"id": i, "image_id": i, "category_id": 1, "bbox": [10, 10, 20, 20], "area": 400,
              "iscrowd": 0} for i in range(1, 1201)]  # fmt: skip
     gt = {"images": images, "annotations": anns, "categories": [{"id": 1, "name": "cat"}]}
@@ -504,8 +523,12 @@ def test_info_line_thousands_and_timing(tmp_path: Path, capsys: pytest.CaptureFi
     dets = [{"image_id": i, "category_id": 1, "bbox": [10, 10, 20, 20], "score": 0.9}
             for i in range(1, 1201)]  # fmt: skip
     (tmp_path / "p.json").write_text(json.dumps(dets))
-    code, out, err = run([str(tmp_path / "p.json"), str(tmp_path / "gt.json"), "-o", "csv", "-v"], capsys)
+    code, out, err = run(
+        [str(tmp_path / "p.json"), str(tmp_path / "gt.json"), "-o", "csv", "-v"], capsys
+    )
     assert code == 0
-    assert "read ground truth: 1,200 boxes, 1,200 images, 1 classes; predictions: 1,200 boxes" in err
+    assert (
+        "read ground truth: 1,200 boxes, 1,200 images, 1 classes; predictions: 1,200 boxes" in err
+    )
     assert "time: read " in err and " s, total " in err
     assert float(out.splitlines()[1].split(",")[2]) == 1.0  # every box found: AP 1 by hand
