@@ -20,15 +20,25 @@ def _plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
-def _outside(boxes: Boxes, width: np.ndarray, height: np.ndarray) -> int:
-    """How many boxes do not touch the inside of their image (sizes known only)."""
+def _first(ds: Dataset, role: str, mask: np.ndarray, n: int = 3) -> str:
+    """`` (first: preds.json:[3].bbox, ...)``: where the first few offending boxes are."""
+    if ds.locate is None or not mask.any():
+        return ""
+    rows = np.flatnonzero(mask)[:n]
+    more = ", ..." if int(np.count_nonzero(mask)) > n else ""
+    return f" (first: {', '.join(ds.locate(role, int(r)) for r in rows)}{more})"
+
+
+def _outside_mask(boxes: Boxes, width: np.ndarray, height: np.ndarray) -> np.ndarray:
+    """Boxes that do not touch the inside of their image (sizes known only)."""
+    mask = np.zeros(len(boxes), dtype=bool)
     if not len(boxes):
-        return 0
+        return mask
     w = width[boxes.image]
     h = height[boxes.image]
     known = np.isfinite(w) & np.isfinite(h)
     if not known.any():
-        return 0
+        return mask
     x1, y1, x2, y2 = (boxes.xyxy[known, j] for j in range(4))
     w, h = w[known], h[known]
     iw = np.minimum(x2, w) - np.maximum(x1, 0.0)
@@ -36,7 +46,8 @@ def _outside(boxes: Boxes, width: np.ndarray, height: np.ndarray) -> int:
     # a box with extent that meets the image only on its border is outside too;
     # a zero-size box is outside only when it lies beyond the border
     out = (iw < 0) | (ih < 0) | ((iw == 0) & (x2 > x1)) | ((ih == 0) & (y2 > y1))
-    return int(np.count_nonzero(out))
+    mask[known] = out
+    return mask
 
 
 def warnings_for(ds: Dataset, *, max_dets: int | None) -> list[str]:
@@ -52,12 +63,13 @@ def warnings_for(ds: Dataset, *, max_dets: int | None) -> list[str]:
         out.append(
             f"{_plural(n_bad, 'prediction score')} outside [0, 1] (from {lo:g} to {hi:g}): "
             "rankings still work, but --score-thr and the operating point assume "
-            "probabilities"
+            "probabilities" + _first(ds, "pred", bad)
         )
 
     if ds.pixel_units and len(ds.images):
-        n_pred = _outside(pred, ds.images.width, ds.images.height)
-        n_gt = _outside(gt, ds.images.width, ds.images.height)
+        out_pred = _outside_mask(pred, ds.images.width, ds.images.height)
+        out_gt = _outside_mask(gt, ds.images.width, ds.images.height)
+        n_pred, n_gt = int(np.count_nonzero(out_pred)), int(np.count_nonzero(out_gt))
         if n_pred or n_gt:
             parts = []
             if n_pred:
@@ -68,6 +80,8 @@ def warnings_for(ds: Dataset, *, max_dets: int | None) -> list[str]:
             out.append(
                 f"{' and '.join(parts)} {verb} entirely outside {'its' if verb == 'lies' else 'their'} "
                 "image (check the box format and the image sizes)"
+                + _first(ds, "pred", out_pred)
+                + _first(ds, "gt", out_gt)
             )
 
     if max_dets is not None and len(pred):

@@ -183,6 +183,8 @@ class Dataset:
     skipped: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # from the loaders (e.g. YOLO order)
     info: list[str] = field(default_factory=list)
+    # locate(role, row) -> "file:where" of a box (role "pred" or "gt"), for messages
+    locate: Callable[[str, int], str] | None = None
 
     @property
     def pixel_units(self) -> bool:
@@ -316,6 +318,20 @@ def norm_id(key: Hashable) -> Hashable:
     if isinstance(key, str) and key.strip().lstrip("-").isdigit():
         return int(key)
     return key
+
+
+def locator(pred: Side, gt: Side, ds: Dataset) -> Callable[[str, int], str]:
+    """``locate(role, row)`` for a joined dataset: where box ``row`` of ``ds.pred`` or
+    ``ds.gt`` came from, as ``file:where`` (the first few offenders of a warning)."""
+
+    def locate(role: str, row: int) -> str:
+        side, boxes = (pred, ds.pred) if role == "pred" else (gt, ds.gt)
+        where = _where(side, boxes, row, "bbox").removesuffix(".bbox")
+        if side.locator is not None:  # folders: the locator names the file inside
+            return f"{side.path.rstrip('/')}/{where}"
+        return f"{side.path}:{where}"
+
+    return locate
 
 
 def _where(side: Side, boxes: Boxes, row: int, key: str) -> str:

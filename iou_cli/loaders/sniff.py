@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from ..data import Dataset, Side, align
+from ..data import Dataset, Side, align, locator
 from ..errors import InputError
 from . import FORMATS, LoadOptions
 
@@ -227,6 +227,7 @@ def load_dataset(pred_path: str, gt_path: str, opts: LoadOptions) -> Dataset:
     elif gt.boxes.normalized and not pred.boxes.normalized:
         gt = _scale(gt, pred)
     ds = align(pred, gt, unknown=opts.unknown)
+    ds.locate = locator(pred, gt, ds)
     for side in (pred, gt):  # what the loaders noticed, for the report
         ds.warnings.extend(side.notes.get("warnings", ()))
         ds.info.extend(side.notes.get("info", ()))

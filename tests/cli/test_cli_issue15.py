@@ -532,3 +532,12 @@ def test_info_line_thousands_and_timing(tmp_path: Path, capsys: pytest.CaptureFi
     )
     assert "time: read " in err and " s, total " in err
     assert float(out.splitlines()[1].split(",")[2]) == 1.0  # every box found: AP 1 by hand
+
+
+def test_warnings_name_the_first_offending_boxes(capsys: pytest.CaptureFixture[str]) -> None:
+    bad = DATA / "bad"
+    args = [str(bad / "warn" / "scores_outside.json"), str(bad / "good" / "coco_gt.json")]
+    code, out, err = run([*args, "-o", "json", "-q"], capsys)
+    assert code == 0
+    want = f"(first: {args[0]}:[0], {args[0]}:[1])"
+    assert want in err and want in json.loads(out)["meta"]["warnings"][0]
