@@ -516,11 +516,10 @@ def _report_output(output: str | None, matches: str | None) -> str | None:
     return resolve_output(output)
 
 
-def _title(predictions: str, ground_truth: str) -> Any:
-    """The table title: both file names, as plain text (never markup)."""
-    from .text import rich_text
-
-    return rich_text(f"{PROG}: {_shown(predictions)} vs {_shown(ground_truth)}")
+def _title(predictions: str, ground_truth: str) -> str:
+    """The table title: both file names (the reporter hands it to rich as plain text, never
+    markup; see report.render_table)."""
+    return f"{PROG}: {_shown(predictions)} vs {_shown(ground_truth)}"
 
 
 def _shown(path: str) -> str:
@@ -813,6 +812,22 @@ def _click_message(exc: Any, click_exc: Any) -> str:
 VERBS.update({"segment", "labels"})
 
 
+def _clock() -> float:
+    import time
+
+    return time.perf_counter()
+
+
+def _finish(
+    result: Any, predictions: str, ground_truth: str, task: str, started: float, verbose: bool
+) -> None:
+    """JSON meta and, with -v, the run's time on stderr."""
+    seconds = _clock() - started
+    if verbose:
+        result.info.append(f"time: total {seconds:.3f} s")
+    _add_meta(result, predictions, ground_truth, task, seconds)
+
+
 SEGMENT_EXAMPLES = """Examples:
   iou-eval segment pred/ gt/ --num-classes 19 --ignore-index 255
   iou-eval segment pred/ gt/ --names classes.txt --per-class -o markdown
@@ -872,11 +887,13 @@ def segment_cmd(
     fail_under: FailUnderOpt = None,
     fail_over: FailOverOpt = None,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Semantic segmentation: per-class IoU, mIoU, fwIoU, mAcc, aAcc of label-map PNGs."""
     global _DEBUG
     _DEBUG = _DEBUG or debug
+    started = _clock()
     from .gates import parse_gates, resolve
     from .segment import SUMMARY_KEYS, evaluate_segment
 
@@ -896,13 +913,14 @@ def segment_cmd(
     finally:
         if progress is not None:
             progress.close()
+    _finish(result, pred_dir, gt_dir, "segment", started, verbose)
     status = emit(
         result,
         output=out,
         per_class=per_class,
         gates=gates,
         quiet=quiet,
-        title=f"{PROG} segment",
+        title=f"{PROG} segment: {_shown(pred_dir)} vs {_shown(gt_dir)}",
     )
     raise typer.Exit(status)
 
@@ -946,11 +964,13 @@ def labels_cmd(
     fail_under: FailUnderOpt = None,
     fail_over: FailOverOpt = None,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Multi-label classification: per-class IoU (Jaccard) and its averages from two CSV files."""
     global _DEBUG
     _DEBUG = _DEBUG or debug
+    started = _clock()
     from .gates import parse_gates, resolve
     from .labels import SUMMARY_KEYS, evaluate_labels
 
@@ -964,12 +984,13 @@ def labels_cmd(
         separator=separator,
         unknown=unknown,
     )
+    _finish(result, predictions, ground_truth, "labels", started, verbose)
     status = emit(
         result,
         output=out,
         per_class=per_class,
         gates=gates,
         quiet=quiet,
-        title=f"{PROG} labels",
+        title=f"{PROG} labels: {_shown(predictions)} vs {_shown(ground_truth)}",
     )
     raise typer.Exit(status)

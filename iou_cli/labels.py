@@ -371,8 +371,8 @@ def evaluate_labels(
                 "prediction row"
             )
     result.info.append(
-        f"read {len(gt.ids)} ground-truth and {len(pred.ids)} predicted samples, "
-        f"{len(classes)} classes"
+        f"read {len(gt.ids):,} ground-truth and {len(pred.ids):,} predicted samples, "
+        f"{len(classes):,} classes"
     )
     return result
 

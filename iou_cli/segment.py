@@ -307,7 +307,7 @@ def evaluate_segment(
                 f"skipped {skipped['unknown_image']} prediction(s) without a ground truth"
             )
     result.info.append(
-        f"read {total} image pairs, {k} classes, {summary['pixels']} labelled pixels"
+        f"read {total:,} image pairs, {k:,} classes, {summary['pixels']:,} labelled pixels"
     )
     if total == 0:
         result.warnings.append("no image pairs were evaluated")

@@ -541,3 +541,28 @@ def test_warnings_name_the_first_offending_boxes(capsys: pytest.CaptureFixture[s
     assert code == 0
     want = f"(first: {args[0]}:[0], {args[0]}:[1])"
     assert want in err and want in json.loads(out)["meta"]["warnings"][0]
+
+
+def test_names_in_the_table_are_text_not_markup(tmp_path: Path) -> None:
+    pred = tmp_path / "[red]p.json"
+    shutil.copy(SAMPLE / "coco" / "preds.json", pred)
+    gt = json.loads((SAMPLE / "coco" / "gt.json").read_text())
+    gt["categories"][0]["name"] = "[bold]person"
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    p = cli([str(pred), str(tmp_path / "gt.json"), "-o", "table", "--per-class", "-q"])
+    text = p.stdout.decode()
+    assert p.returncode == 0 and "[red]p.json vs gt.json" in text and "[bold]person" in text
+
+
+def test_plain_evaluation_does_not_import_rich_or_pandas() -> None:
+    code = (
+        "import sys; from iou_cli.cli import main\n"
+        "try:\n    main([sys.argv[1], sys.argv[2], '-o', 'csv', '-q'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('rich', 'pandas', 'pycocotools') if m in sys.modules))"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(SAMPLE / "coco" / "preds.json"), str(SAMPLE / "coco" / "gt.json")],
+        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60,
+    )  # fmt: skip
+    assert p.stdout.strip().endswith("[]"), p.stdout + p.stderr
