@@ -403,6 +403,8 @@ def evaluate_cmd(
     from .loaders import LoadOptions
 
     started = time.perf_counter()
+    if predictions == "-" and ground_truth == "-":
+        raise UsageError("only one of PREDICTIONS and GROUND_TRUTH can be - (stdin)")
     op_iou = _tp_iou(tp_iou, iou_thr)
     out = _report_output(output, matches)
     gate_list = gating.parse_gates(fail_under, fail_over)
@@ -726,7 +728,7 @@ def _dispatch_args(argv: list[str]) -> list[str]:
     if not first.startswith("-") and not os.path.exists(first):
         import difflib
 
-        close = difflib.get_close_matches(first, sorted(VERBS), n=1, cutoff=0.75)
+        close = difflib.get_close_matches(first, sorted(VERBS), n=1, cutoff=0.6)
         if close and not any(c in first for c in "./\\"):
             raise UsageError(
                 f"unknown verb {first!r} (did you mean '{close[0]}'?); "

@@ -566,3 +566,27 @@ def test_plain_evaluation_does_not_import_rich_or_pandas() -> None:
         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60,
     )  # fmt: skip
     assert p.stdout.strip().endswith("[]"), p.stdout + p.stderr
+
+
+def test_real_darknet_detections_are_detected(capsys: pytest.CaptureFixture[str]) -> None:
+    # the VOC-100 set's 452 detections as darknet txt (class conf cx cy w h; tests/data/NOTICE):
+    # detected without --pred-format, they give the peer-published all-point mAP
+    v100 = DATA / "peers_voc" / "voc100"
+    args = [str(v100 / "dets" / "rel_xywh"), str(v100 / "gts" / "pascalvoc_format")]
+    args += ["--protocol", "voc", "--pred-names", str(v100 / "voc.names")]
+    code, out, err = run([*args, "-o", "json"], capsys)
+    assert code == 0 and json.loads(out)["summary"]["mAP"] == 0.6138747922842811
+    assert "darknet order" in err
+    code, out, err = run([*args, "-o", "json", "--pred-format", "yolo"], capsys)
+    assert "197 of 452 predicted boxes do not fit" in err and "yolo-darknet" in err
+
+
+def test_stdin_for_both_sides_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["-", "-"], capsys)
+    assert code == 2 and "only one of PREDICTIONS and GROUND_TRUTH can be -" in err
+
+
+def test_close_verb_typos(capsys: pytest.CaptureFixture[str]) -> None:
+    for typo, verb in (("evalute", "evaluate"), ("label", "labels"), ("segmnet", "segment")):
+        code, _, err = run([typo, "a", "b"], capsys)
+        assert code == 2 and f"did you mean '{verb}'?" in err
