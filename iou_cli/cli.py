@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
-from .errors import IouEvalError, UsageError
+from .errors import InputError, IouEvalError, UsageError
 
 PROG = "iou-eval"
 VERBS = {"evaluate", "iou"}
@@ -754,6 +754,8 @@ def main(argv: list[str] | None = None) -> None:
     except IouEvalError as exc:
         if _DEBUG:
             raise
+        if isinstance(exc, InputError) and exc.path == "-":
+            exc.path = "<stdin>"
         stderr_line(f"{PROG}: error: {exc.message()}")
         sys.exit(2)
     except typer.Exit as exc:
