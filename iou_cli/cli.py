@@ -219,7 +219,7 @@ EVALUATE_HELP = (
     "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
     "folder; predictions come first.\n\n"
     "Other verbs: iou, segment, labels (iou-eval VERB --help). "
-    "Shell completion: iou-eval --install-completion."
+    "Shell completion: iou-eval --install-completion. Version: iou-eval --version."
 )
 
 EVALUATE_EXAMPLES = """Examples:
