@@ -1,31 +1,67 @@
-"""The library's front door: ``load`` and ``evaluate`` (no printing, no exiting)."""
+"""The library's front door: ``load`` and ``evaluate`` (no printing, no exiting).
+
+::
+
+    from pathlib import Path
+    from iou_cli import evaluate
+
+    result = evaluate(Path("preds.json"), Path("gt.json"))  # paths: str or os.PathLike
+    result.summary["AP"], result.to_pandas()                # one row per class
+    result.evaluation.table                                 # the match table (area "all")
+
+    evaluate(results_list, dataset_dict)                    # in-memory COCO objects
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
-
-import numpy as np
+from typing import Any, Union
 
 from .data import Dataset, Side
 from .errors import UsageError
 from .loaders import FORMATS, LoadOptions
 from .result import Result
 
-PROTOCOLS = ("coco", "voc", "voc07")
 IOU_TYPES = ("bbox", "segm")
 
+# a path (str or os.PathLike), or an in-memory COCO object: a results list or a dataset dict
+Source = Union[str, "os.PathLike[str]", list[Any], dict[str, Any]]
 
-def load(path: str, *, role: str = "gt", fmt: str | None = None, iou_type: str = "bbox") -> Side:
+
+def _source(value: Any, what: str) -> Any:
+    """A path as ``str`` (``os.PathLike`` accepted), or a COCO object (list / dict) as is."""
+    if isinstance(value, (list, dict)):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        return path
+    raise UsageError(
+        f"{what}: expected a path (str or os.PathLike) or a COCO object (a results list or "
+        f"a dataset dict), got {type(value).__name__}"
+    )
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    role: str = "gt",
+    fmt: str | None = None,
+    iou_type: str = "bbox",
+) -> Side:
     """Read one side (``role`` "pred" or "gt") into columns."""
     from .loaders.sniff import load_side
 
-    return load_side(path, role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type))
+    return load_side(_source(path, "path"), role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type))
 
 
-def load_pair(pred_path: str, gt_path: str, opts: LoadOptions) -> Dataset:
+def load_pair(pred: Source, gt: Source, opts: LoadOptions) -> Dataset:
+    """Read and join both sides (paths or in-memory COCO objects); masks prepared for segm."""
     from .loaders.sniff import load_dataset
 
-    ds = load_dataset(pred_path, gt_path, opts)
+    ds = load_dataset(_source(pred, "predictions"), _source(gt, "ground_truth"), opts)
     if opts.iou_type == "segm":
         from .masks import prepare_masks
 
@@ -33,18 +69,29 @@ def load_pair(pred_path: str, gt_path: str, opts: LoadOptions) -> Dataset:
     return ds
 
 
+def summary_keys(protocol: str = "coco", **options: Any) -> list[str]:
+    """The summary keys ``protocol`` reports with these options (metrics, then the
+    operating point): what ``--fail-under`` may name."""
+    from .metrics import OP_KEYS
+    from .protocols import get_protocol, resolve_options
+
+    p = get_protocol(protocol)
+    return p.summary_keys(resolve_options(p, options)) + list(OP_KEYS)
+
+
 def evaluate(
-    predictions: str,
-    ground_truth: str,
+    predictions: Source,
+    ground_truth: Source,
     *,
     protocol: str = "coco",
     iou_type: str = "bbox",
     iou_thr: float = 0.5,
     score_thr: float | None = None,
-    max_dets: Sequence[int] = (1, 10, 100),
+    max_dets: Sequence[int] | None = None,
     iou_thrs: Sequence[float] | None = None,
-    honor_ignore: bool = False,
-    plus_one: bool = False,
+    honor_ignore: bool | None = None,
+    plus_one: bool | None = None,
+    keep_tables: bool | None = None,
     matches: bool = False,
     pred_format: str | None = None,
     gt_format: str | None = None,
@@ -55,15 +102,29 @@ def evaluate(
     image_size: tuple[float, float] | None = None,
     unknown: str = "error",
     progress: Callable[[str, int, int], None] | None = None,
-    dataset: Dataset | None = None,
 ) -> Result:
-    """Evaluate ``predictions`` against ``ground_truth`` (paths; any supported format).
+    """Evaluate ``predictions`` against ``ground_truth``.
 
-    ``protocol="coco"`` reproduces pycocotools' COCOeval; ``"voc"``/``"voc07"`` the VOC
-    devkit's all-point / 11-point AP at ``iou_thr``. The operating point (TP/FP/FN,
-    precision, recall, F1, mean IoU) is taken at ``iou_thr`` and ``score_thr`` (default: the
-    confidence that maximises F1).
+    Each is a path (``str`` or ``os.PathLike``; any supported format) or an in-memory COCO
+    object (a results list, a dataset dict). ``protocol="coco"`` reproduces pycocotools'
+    COCOeval (options ``max_dets``, ``iou_thrs``, ``honor_ignore``, ``keep_tables``);
+    ``"voc"``/``"voc07"`` the VOC devkit's all-point / 11-point AP at ``iou_thr`` (option
+    ``plus_one``). An option the protocol does not use is a :class:`UsageError`. The
+    operating point (TP/FP/FN, precision, recall, F1, mean IoU) is taken at ``iou_thr`` and
+    ``score_thr`` (default: the confidence that maximises F1). The result carries the typed
+    evaluation (``result.evaluation``) and its match table (``result.table``).
     """
+    options = {
+        "iou_type": iou_type,
+        "iou_thr": iou_thr,
+        "score_thr": score_thr,
+        "matches": matches,
+        "max_dets": max_dets,
+        "iou_thrs": iou_thrs,
+        "honor_ignore": honor_ignore,
+        "plus_one": plus_one,
+        "keep_tables": keep_tables,
+    }
     check_options(
         protocol=protocol,
         iou_type=iou_type,
@@ -74,6 +135,9 @@ def evaluate(
         unknown=unknown,
         formats=(pred_format, gt_format),
     )
+    from .protocols import get_protocol, resolve_options
+
+    resolve_options(get_protocol(protocol), options)  # option errors before any reading
     opts = LoadOptions(
         pred_format=pred_format,
         gt_format=gt_format,
@@ -86,70 +150,35 @@ def evaluate(
         unknown=unknown,
         progress=progress,
     )
-    ds = dataset if dataset is not None else load_pair(predictions, ground_truth, opts)
-    return evaluate_dataset(
-        ds,
-        protocol=protocol,
-        iou_type=iou_type,
-        iou_thr=iou_thr,
-        score_thr=score_thr,
-        max_dets=max_dets,
-        iou_thrs=iou_thrs,
-        honor_ignore=honor_ignore,
-        plus_one=plus_one,
-        matches=matches,
+    ds = load_pair(predictions, ground_truth, opts)
+    result = evaluate_dataset(ds, protocol=protocol, **options)
+    result.info.insert(0, read_line(ds, iou_type))
+    return result
+
+
+def read_line(ds: Dataset, iou_type: str = "bbox") -> str:
+    """The one info line saying what was read."""
+    what = "masks" if iou_type == "segm" else "boxes"
+    return (
+        f"read ground truth: {len(ds.gt):,} {what}, {len(ds.images):,} images, "
+        f"{len(ds.categories):,} classes; predictions: {len(ds.pred):,} {what}"
     )
 
 
-def evaluate_dataset(
-    ds: Dataset,
-    *,
-    protocol: str = "coco",
-    iou_type: str = "bbox",
-    iou_thr: float = 0.5,
-    score_thr: float | None = None,
-    max_dets: Sequence[int] = (1, 10, 100),
-    iou_thrs: Sequence[float] | None = None,
-    honor_ignore: bool = False,
-    plus_one: bool = False,
-    matches: bool = False,
-) -> Result:
-    if protocol == "coco":
-        from .protocols.coco import IOU_THRS, CocoParams, evaluate_coco
+def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> Result:
+    """Evaluate an already joined :class:`Dataset` with the registered ``protocol``
+    (options as :func:`evaluate`'s protocol options) and add the input warnings."""
+    from .protocols import get_protocol, resolve_options
 
-        params = CocoParams(
-            iou_type=iou_type,
-            iou_thrs=IOU_THRS.copy() if iou_thrs is None else np.asarray(iou_thrs, dtype=float),
-            max_dets=tuple(int(m) for m in max_dets),
-            honor_ignore=honor_ignore,
-            op_iou_thr=float(iou_thr),
-            score_thr=score_thr,
-            want_matches=matches,
-        )
-        result = evaluate_coco(ds, params)
-    else:
-        if iou_type != "bbox":
-            raise UsageError(
-                f"--protocol {protocol} evaluates boxes only (got --iou-type {iou_type})"
-            )
-        from .protocols.voc import evaluate_voc
-
-        result = evaluate_voc(
-            ds,
-            iou_thr=float(iou_thr),
-            use_07=protocol == "voc07",
-            plus_one=plus_one,
-            score_thr=score_thr,
-        )
-        if not matches:
-            result.matches = None
+    p = get_protocol(protocol)
+    opts = resolve_options(p, options)
+    result = p.run(ds, opts).result()
     from .checks import warnings_for, zero_ap_warning
 
+    max_dets = opts.get("max_dets")
     result.info.extend(ds.info)
     result.warnings.extend(ds.warnings)
-    result.warnings.extend(
-        warnings_for(ds, max_dets=max(int(m) for m in max_dets) if protocol == "coco" else None)
-    )
+    result.warnings.extend(warnings_for(ds, max_dets=max(max_dets) if max_dets else None))
     zero = zero_ap_warning(ds, result.summary)
     if zero:
         result.warnings.append(zero)
@@ -170,24 +199,27 @@ def check_options(
     iou_type: str,
     iou_thr: float,
     score_thr: float | None,
-    max_dets: Sequence[int],
+    max_dets: Sequence[int] | None,
     iou_thrs: Sequence[float] | None,
     unknown: str,
     formats: Sequence[str | None],
 ) -> None:
-    if protocol not in PROTOCOLS:
-        raise UsageError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    """Validate option values (ranges, choices) before any input is read."""
+    from .protocols import get_protocol
+
+    get_protocol(protocol)
     if iou_type not in IOU_TYPES:
         raise UsageError(f"--iou-type: expected one of {', '.join(IOU_TYPES)}, got {iou_type!r}")
     if not (0.0 < iou_thr <= 1.0):
         raise UsageError(f"--tp-iou: expected an IoU in (0, 1], got {iou_thr:g}")
     if score_thr is not None and not (0.0 <= score_thr <= 1.0):
         raise UsageError(f"--score-thr: expected a confidence in [0, 1], got {score_thr:g}")
-    md = list(max_dets)
-    if not md or any(m < 1 for m in md) or md != sorted(set(md)):
-        raise UsageError(
-            f"--max-dets: expected increasing positive integers such as 1,10,100, got {md}"
-        )
+    if max_dets is not None:
+        md = list(max_dets)
+        if not md or any(m < 1 for m in md) or md != sorted(set(md)):
+            raise UsageError(
+                f"--max-dets: expected increasing positive integers such as 1,10,100, got {md}"
+            )
     if iou_thrs is not None:
         th = list(iou_thrs)
         if not th or any(not (0 < t <= 1) for t in th) or th != sorted(set(th)):

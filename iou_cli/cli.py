@@ -295,11 +295,14 @@ def evaluate_cmd(
         ),
     ] = None,
     max_dets: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--max-dets", metavar="N,N,...", help="COCO maxDets.", rich_help_panel=P_PROTOCOL
+            "--max-dets",
+            metavar="N,N,...",
+            help="COCO maxDets (default 1,10,100).",
+            rich_help_panel=P_PROTOCOL,
         ),
-    ] = "1,10,100",
+    ] = None,
     iou_thrs: Annotated[
         str | None,
         typer.Option(
@@ -394,13 +397,10 @@ def evaluate_cmd(
     verbose: VerboseOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    global _DEBUG
-    _DEBUG = _DEBUG or debug
     import time
 
     from . import gates as gating
-    from .api import check_options, evaluate_dataset, load_pair
-    from .loaders import LoadOptions
+    from .api import check_options, evaluate, summary_keys
 
     started = time.perf_counter()
     if predictions == "-" and ground_truth == "-":
@@ -408,7 +408,7 @@ def evaluate_cmd(
     op_iou = _tp_iou(tp_iou, iou_thr)
     out = _report_output(output, matches)
     gate_list = gating.parse_gates(fail_under, fail_over)
-    md = parse_int_list(max_dets, "--max-dets")
+    md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
     size = parse_image_size(image_size)
     check_options(
@@ -421,56 +421,48 @@ def evaluate_cmd(
         unknown=unknown,
         formats=(pred_format, gt_format),
     )
-    from .metrics import OP_KEYS
-    from .protocols.coco import stat_keys
-
-    keys = stat_keys(tuple(md)) if protocol == "coco" else ["mAP"]
-    # a typo or a gate pointing the wrong way fails before the work
-    gate_list = gating.resolve(gate_list, keys + list(OP_KEYS), protocol=protocol, iou_thr=op_iou)
+    protocol_options: dict[str, Any] = {
+        "max_dets": md,
+        "iou_thrs": thrs,
+        "honor_ignore": honor_ignore,
+        "plus_one": plus_one,
+    }
+    # option errors, gate-key typos and gates pointing the wrong way fail before the work:
+    # the keys come from the protocol
+    keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
+    gate_list = gating.resolve(gate_list, keys, protocol=protocol, iou_thr=op_iou)
     inputs = [p for p in (predictions, ground_truth, names, gt_names, pred_names, images) if p]
     if matches not in (None, "-"):
         from .outputs import check_target
 
         check_target(matches, inputs)  # fail before the work, not after
     progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
-    opts = LoadOptions(
-        pred_format=pred_format,
-        gt_format=gt_format,
-        iou_type=iou_type,
-        names=names,
-        gt_names=gt_names,
-        pred_names=pred_names,
-        images=images,
-        image_size=size,
-        unknown=unknown,
-        progress=progress,
-    )
     try:
-        ds = load_pair(predictions, ground_truth, opts)
+        result = evaluate(
+            predictions,
+            ground_truth,
+            protocol=protocol,
+            iou_type=iou_type,
+            iou_thr=op_iou,
+            score_thr=score_thr,
+            matches=matches is not None,
+            pred_format=pred_format,
+            gt_format=gt_format,
+            names=names,
+            gt_names=gt_names,
+            pred_names=pred_names,
+            images=images,
+            image_size=size,
+            unknown=unknown,
+            progress=progress,
+            **protocol_options,
+        )
     finally:
         if progress is not None:
             progress.close()
-    loaded = time.perf_counter()
-    result = evaluate_dataset(
-        ds,
-        protocol=protocol,
-        iou_type=iou_type,
-        iou_thr=op_iou,
-        score_thr=score_thr,
-        max_dets=md,
-        iou_thrs=thrs,
-        honor_ignore=honor_ignore,
-        plus_one=plus_one,
-        matches=matches is not None,
-    )
-    if not quiet:
-        result.info.insert(0, _read_line(ds, iou_type))
     done = time.perf_counter()
     if verbose:
-        result.info.append(
-            f"time: read {loaded - started:.3f} s, evaluated {done - loaded:.3f} s, "
-            f"total {done - started:.3f} s"
-        )
+        result.info.append(f"time: total {done - started:.3f} s")
     _add_meta(result, predictions, ground_truth, protocol, done - started)
     matches_text = None
     if matches is not None and result.matches is not None:
@@ -543,14 +535,6 @@ def _add_meta(
         "seconds": round(seconds, 3),
         "warnings": list(result.warnings),
     }
-
-
-def _read_line(ds: Any, iou_type: str = "bbox") -> str:
-    what = "masks" if iou_type == "segm" else "boxes"
-    return (
-        f"read ground truth: {len(ds.gt):,} {what}, {len(ds.images):,} images, "
-        f"{len(ds.categories):,} classes; predictions: {len(ds.pred):,} {what}"
-    )
 
 
 class _progress_bar:

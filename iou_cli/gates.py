@@ -112,7 +112,9 @@ def parse_gates(
     return gates
 
 
-def _alias(key: str, keys: Sequence[str], protocol: str | None, iou_thr: float | None) -> str:
+def _alias(
+    key: str, keys: Sequence[str], protocol: str | None, iou_thr: float | None, option: str
+) -> str:
     """The key of this run that means what ``key`` means elsewhere; ``key`` if none."""
     if key in keys:
         return key
@@ -143,8 +145,8 @@ def _alias(key: str, keys: Sequence[str], protocol: str | None, iou_thr: float |
             at = f" at --tp-iou {iou_thr:g}" if iou_thr is not None else ""
             alt = f" (or run with --tp-iou 0.{m.group(1)})" if m else ""
             raise UsageError(
-                f"gate key {key!r}: {where} reports no {target} (a COCO stat); "
-                f"use mAP, the VOC AP{at}{alt}"
+                f"{option}: unknown summary key {key!r} under {where} ({target} is a COCO "
+                f"stat); use mAP, the VOC AP{at}{alt}"
             )
     return target if target in keys else key
 
@@ -163,7 +165,7 @@ def resolve(
     """
     out: list[Gate] = []
     for g in gates:
-        key = _alias(g.key, keys, protocol, iou_thr)
+        key = _alias(g.key, keys, protocol, iou_thr, g.option)
         if key not in keys:
             close = difflib.get_close_matches(key, list(keys), n=1, cutoff=0.6)
             lowered = {k.lower(): k for k in keys}

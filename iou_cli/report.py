@@ -91,6 +91,8 @@ def to_csv(result: Result, *, per_class: bool = False) -> str:
 
 
 def _json_ready(obj: Any) -> Any:
+    if getattr(obj, "ndim", 0) > 0 and hasattr(obj, "tolist"):  # NumPy arrays
+        obj = obj.tolist()
     if isinstance(obj, dict):
         return {str(k): _json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -114,7 +116,7 @@ def _setting(v: Any) -> Any:
 
 
 def to_json(result: Result) -> str:
-    doc = {
+    doc: dict[str, Any] = {
         "summary": _json_ready(result.summary),
         "per_class": _json_ready(result.per_class),
         "params": {
@@ -124,6 +126,8 @@ def to_json(result: Result) -> str:
     }
     if result.meta:
         doc["meta"] = _json_ready(result.meta)
+    for key, section in result.extra.items():  # analyses' sections, in order
+        doc[key] = _json_ready(section)
     return json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 

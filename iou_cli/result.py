@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .evaluation import Evaluation
 
 
 @dataclass
@@ -39,6 +44,28 @@ class Result:
     # JSON "meta": version, predictions, ground_truth, protocol, seconds, warnings (set by
     # the CLI, which knows the paths as typed and the wall time)
     meta: dict[str, Any] = field(default_factory=dict)
+    # the typed evaluation behind the numbers (protocol verbs), with its match table
+    evaluation: Evaluation | None = field(default=None, repr=False)
+    # further top-level JSON sections, in order (analyses: "tide", "curves", ...)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def table(self) -> Any:
+        """The match table of area "all" (``None`` for verbs without one)."""
+        return None if self.evaluation is None else self.evaluation.table
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per class with the per-class columns (pandas is imported here only)."""
+        import pandas as pd
+
+        cols: list[str] = []
+        for row in self.per_class:
+            for key in row:
+                if key not in cols:
+                    cols.append(key)
+        return pd.DataFrame(
+            [{k: clean(row.get(k)) for k in cols} for row in self.per_class], columns=cols
+        )
 
 
 def clean(value: Any) -> Any:

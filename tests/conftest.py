@@ -18,6 +18,7 @@ settings.load_profile("fuzz" if os.environ.get("IOU_EVAL_FUZZ_EXAMPLES") else "d
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fuzz: longer property-based / differential campaigns")
+    config.addinivalue_line("markers", "slow: long scale and fuzz tests (make test-slow)")
 
 
 @pytest.fixture

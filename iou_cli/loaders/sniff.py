@@ -18,6 +18,7 @@ VOC ``<size>``). YOLO against YOLO stays normalised (IoU is invariant to per-axi
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -81,8 +82,16 @@ def _names_for(role: str, opts: LoadOptions) -> str | None:
     return own or opts.names
 
 
-def load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Side:
-    """Read one side; ``fmt`` None means detect. ``role`` is ``pred`` or ``gt``."""
+def load_side(path: Any, *, role: str, fmt: str | None, opts: LoadOptions) -> Side:
+    """Read one side; ``fmt`` None means detect. ``role`` is ``pred`` or ``gt``. ``path``
+    may also be an in-memory COCO object (a results list or a dataset dict)."""
+    if isinstance(path, (list, dict)):
+        if fmt not in (None, "coco"):
+            raise InputError(None, None, f"an in-memory object is COCO, not {fmt}")
+        from .coco import load_coco
+
+        name = "<predictions>" if role == "pred" else "<ground truth>"
+        return load_coco(name, role=role, iou_type=opts.iou_type, data=path)
     if fmt is not None and fmt not in FORMATS:
         raise InputError(
             path, None, f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}"
@@ -216,7 +225,7 @@ def _check_images(pred: Side, gt: Side) -> None:
             )
 
 
-def load_dataset(pred_path: str, gt_path: str, opts: LoadOptions) -> Dataset:
+def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
     """Read both sides and join predictions onto the ground truth's images and categories."""
     gt = load_side(gt_path, role="gt", fmt=opts.gt_format, opts=opts)
     pred = load_side(pred_path, role="pred", fmt=opts.pred_format, opts=opts)

@@ -18,16 +18,21 @@ detection rank (at most ``maxDets[-1]`` steps), each step handling every group a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..data import Boxes, Dataset
-from ..engine import Corners, overlap
+from ..data import Dataset
+from ..evaluation import Evaluation
+from ..matching.greedy import greedy_match
+from ..matching.pairs import expand_groups, group_keys, pair_iou_bbox, pair_iou_segm, run_ranks
+from ..matching.table import MatchTable, matches_rows
 from ..metrics import best_f1_threshold, operating_point
-from ..result import Matches, Result
+from ..result import Matches, Result, clean
+from . import Protocol
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -56,26 +61,138 @@ class CocoParams:
     op_iou_thr: float = 0.5
     score_thr: float | None = None
     want_matches: bool = False
+    keep_tables: bool = False  # keep every area range's MatchTable (else only "all")
+    # precision/scores for every maxDets (pycocotools' shape) or only the largest, which is
+    # all the summary reads; None: every maxDets while the array stays within 256 MiB
+    full_arrays: bool | None = None
 
 
 @dataclass
-class CocoEval:
-    """Everything ``accumulate`` gives in pycocotools, plus the operating-point inputs."""
+class CocoEvaluation(Evaluation):
+    """pycocotools' ``eval`` dict as arrays, with the match tables it was accumulated from.
 
-    precision: FloatArray  # (T, R, K, A, M), -1 where undefined
-    recall: FloatArray  # (T, K, A, M)
-    params: CocoParams
+    ``precision``/``scores`` are (T, R, K, A, M) and ``recall`` (T, K, A, M), -1 where
+    undefined, exactly as ``COCOeval.accumulate`` fills them. With many classes (when the
+    full array would pass 256 MiB, unless ``params.full_arrays``) the last axis of
+    ``precision``/``scores`` holds only the largest maxDets (``precision_max_dets``), the
+    one every AP of the summary reads; index it with ``-1`` to work either way; ``tables`` holds the match
+    table of area "all" (and of every area range with ``params.keep_tables``); ``table`` is
+    the one of area "all", whose thresholds are the COCO ones plus, at index ``op_t``, the
+    operating point's when it is not among them.
+    """
+
+    precision: FloatArray
+    recall: FloatArray
+    scores: FloatArray
+    precision_max_dets: tuple[int, ...]  # the maxDets the last axis of precision/scores holds
+    tables: dict[str, MatchTable]
     area_defined: bool
-    n_gt: IntArray  # (K,) non-ignored ground truths (area "all")
-    n_det: IntArray  # (K,) predictions (all, before maxDets)
-    # operating point inputs over evaluated detections (area "all", maxDets[-1])
-    op_det: IntArray  # prediction rows (into ds.pred)
-    op_tp: BoolArray
-    op_fp: BoolArray
-    op_iou: FloatArray
-    op_gt: IntArray  # matched ground-truth row or -1
-    op_order: IntArray  # evaluated detections by descending score
-    gt_keep: BoolArray  # non-ignored ground truths (area "all")
+    n_det: IntArray  # (K,) predictions per class (all, before maxDets)
+    score_order: IntArray  # positions into table.det by descending score (stable)
+    op_t: int
+    _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+
+    @property
+    def n_gt(self) -> IntArray:
+        """Counted ground truths per class (area "all")."""
+        return self.table.n_pos
+
+    def stats(self, k: int | None = None) -> dict[str, float | None]:
+        """The 12 pycocotools stats, of class ``k`` or of all (``AR<m>`` follow maxDets)."""
+        return stats(self, k)
+
+    def _op_columns(self) -> tuple[FloatArray, BoolArray, BoolArray, FloatArray]:
+        g, iou, ign = self.table.dense(self.op_t)
+        return self.table.det_score, (g >= 0) & ~ign, (g < 0) & ~ign, iou
+
+    @property
+    def score_thr(self) -> float | None:
+        """The operating point's confidence: given, or the one that maximises F1."""
+        if self.params.score_thr is not None:
+            return float(self.params.score_thr)
+        if "score_thr" not in self._cache:
+            score, tp, fp, _ = self._op_columns()
+            n_gt = int(self.table.n_pos.sum())
+            self._cache["score_thr"] = best_f1_threshold(
+                score, tp, fp, n_gt, order=self.score_order
+            )
+        thr: float | None = self._cache["score_thr"]
+        return thr
+
+    def summary(self) -> dict[str, Any]:
+        score, tp, fp, iou = self._op_columns()
+        out: dict[str, Any] = dict(self.stats())
+        out.update(
+            operating_point(
+                score,
+                tp,
+                fp,
+                iou,
+                int(self.table.n_pos.sum()),
+                score_thr=self.score_thr,
+                iou_thr=self.params.op_iou_thr,
+            )
+        )
+        return out
+
+    def per_class(self) -> list[dict[str, Any]]:
+        ds = self.dataset
+        K = len(ds.categories)
+        score, tp, fp, iou = self._op_columns()
+        det_cat = self.table.det_category
+        by_cat = np.argsort(det_cat, kind="stable")
+        cat_bounds = np.searchsorted(det_cat[by_cat], np.arange(K + 1), side="left")
+        per_stats = class_stats(self)
+        rows: list[dict[str, Any]] = []
+        for k in range(K):
+            sel = by_cat[cat_bounds[k] : cat_bounds[k + 1]]
+            row: dict[str, Any] = {
+                "category_id": clean(ds.categories.ids[k]),
+                "name": ds.categories.label(k),
+                "n_gt": int(self.table.n_pos[k]),
+                "n_det": int(self.n_det[k]),
+            }
+            row.update(per_stats[k])
+            row.update(
+                operating_point(
+                    score[sel],
+                    tp[sel],
+                    fp[sel],
+                    iou[sel],
+                    int(self.table.n_pos[k]),
+                    score_thr=self.score_thr,
+                    iou_thr=self.params.op_iou_thr,
+                )
+            )
+            rows.append(row)
+        return rows
+
+    def matches(self) -> Matches:
+        """The ``--matches`` rows at the operating point."""
+        return matches_rows(self.dataset, self.table, self.op_t, score_thr=self.score_thr)
+
+    def result(self) -> Result:
+        p = self.params
+        params: dict[str, Any] = {
+            "protocol": "coco",
+            "iou_type": p.iou_type,
+            "iou_thrs": [float(t) for t in p.iou_thrs],
+            "rec_thrs": int(p.rec_thrs.shape[0]),
+            "max_dets": list(p.max_dets),
+            "area_ranges": {n: [lo, hi] for n, lo, hi in p.area_rngs},
+            "honor_ignore": p.honor_ignore,
+            "op_iou_thr": p.op_iou_thr,
+            "score_thr": self.score_thr,
+            "score_thr_source": "given" if p.score_thr is not None else "max-f1",
+            "area_ranges_defined": self.area_defined,
+        }
+        return Result(
+            summary=self.summary(),
+            per_class=self.per_class(),
+            params=params,
+            matches=self.matches() if p.want_matches else None,
+            evaluation=self,
+        )
 
 
 def _by_score(score: FloatArray) -> IntArray:
@@ -91,65 +208,9 @@ def _by_small_key(keys: IntArray, perm: IntArray) -> IntArray:
     return perm[np.argsort(k, kind="stable")]
 
 
-def _group_starts(keys: IntArray, n_groups: int) -> IntArray:
-    """Start offsets of each group id in a sorted key array (length n_groups + 1)."""
-    return np.searchsorted(keys, np.arange(n_groups + 1), side="left").astype(np.int64)
-
-
-def _corners(boxes: Boxes, rows: IntArray) -> Corners:
-    """``(x1, y1, x2, y2, box_area)`` of ``rows``, the columns ``engine.overlap`` takes."""
-    xy = boxes.xyxy
-    return (xy[rows, 0], xy[rows, 1], xy[rows, 2], xy[rows, 3], boxes.box_area[rows])
-
-
-def _pair_iou_bbox(ds: Dataset, d_rows: IntArray, g_rows: IntArray, crowd: BoolArray) -> FloatArray:
-    return overlap(_corners(ds.pred, d_rows), _corners(ds.gt, g_rows), crowd)
-
-
-def _pair_iou_segm(
-    ds: Dataset,
-    pair_det: IntArray,
-    pair_gt: IntArray,
-    d_rows: IntArray,
-    g_rows: IntArray,
-    crowd_sorted: BoolArray,
-    d_gstart: IntArray,
-    d_ng: IntArray,
-) -> FloatArray:
-    from ..masks import group_iou
-
-    out = np.zeros(pair_det.shape[0], dtype=np.float64)
-    pm, gm = ds.pred.masks, ds.gt.masks
-    assert pm is not None and gm is not None
-    # pairs are laid out group by group, det-major: find each group's det run
-    if pair_det.size == 0:
-        return out
-    pos = 0
-    nd_total = d_rows.shape[0]
-    d = 0
-    while d < nd_total:
-        ng = int(d_ng[d])
-        if ng == 0:
-            d += 1
-            continue
-        gs = int(d_gstart[d])
-        e = d
-        while e < nd_total and d_gstart[e] == gs and d_ng[e] == ng:
-            e += 1
-        dts = [pm[int(r)] for r in d_rows[d:e]]
-        gts = [gm[int(r)] for r in g_rows[gs : gs + ng]]
-        m = group_iou(dts, gts, crowd_sorted[gs : gs + ng])
-        n = (e - d) * ng
-        out[pos : pos + n] = np.asarray(m, dtype=np.float64).reshape(-1)
-        pos += n
-        d = e
-    return out
-
-
-def run(ds: Dataset, params: CocoParams) -> CocoEval:
+def run(ds: Dataset, params: CocoParams) -> CocoEvaluation:
+    """Match and accumulate every area range; see the module docstring."""
     K = len(ds.categories)
-    n_img = len(ds.images)
-    n_groups = max(n_img * K, 1)
     gt, pred = ds.gt, ds.pred
     max_det = int(params.max_dets[-1])
 
@@ -159,15 +220,14 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
     if op_t is None:
         thrs.append(float(params.op_iou_thr))
         op_t = len(thrs) - 1
-    thr_eff = np.minimum(np.asarray(thrs, dtype=np.float64), 1 - 1e-10)
-    TT = len(thrs)
+    thr_arr = np.asarray(thrs, dtype=np.float64)
+    thr_eff = np.minimum(thr_arr, 1 - 1e-10)
     T = len(params.iou_thrs)
 
     # ---- ground truths, grouped by (image, category), file order inside a group
-    g_group = gt.image * K + gt.category
+    g_group = group_keys(gt, K)
     g_rows = np.argsort(g_group, kind="stable").astype(np.int64)
     g_key = g_group[g_rows]
-    g_start = _group_starts(g_key, n_groups)
     g_crowd = gt.iscrowd[g_rows]
     g_base_ign = gt.iscrowd | gt.difficult
     if params.honor_ignore:
@@ -175,35 +235,30 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
     g_base_ign = g_base_ign[g_rows]
     g_area = gt.area[g_rows]
     nG = g_rows.shape[0]
+    g_cat_sorted = gt.category[g_rows]
 
     # ---- detections: stable sort by score inside each group, keep the first max_det
-    d_group_all = pred.image * K + pred.category
+    d_group_all = group_keys(pred, K)
     # stable sorts throughout, so ties keep file order; small-integer keys sort by radix
     order = _by_small_key(pred.image, _by_small_key(pred.category, _by_score(pred.score)))
     d_group_sorted = d_group_all[order]
-    d_start_all = _group_starts(d_group_sorted, n_groups)
-    rank_all = np.arange(order.shape[0]) - d_start_all[d_group_sorted]
+    rank_all = run_ranks(d_group_sorted)
     keep = rank_all < max_det
     d_rows = order[keep].astype(np.int64)
     d_group = d_group_sorted[keep]
     d_rank = rank_all[keep].astype(np.int64)
-    nD = d_rows.shape[0]
+    del order, d_group_sorted, rank_all, keep
     d_score = pred.score[d_rows]
     d_area = pred.area[d_rows]
+    d_cat = pred.category[d_rows]
 
     # ---- candidate pairs: every detection with every ground truth of its group
-    d_gstart = g_start[d_group]
-    d_ng = g_start[d_group + 1] - d_gstart
-    n_pairs = int(d_ng.sum())
-    pair_det = np.repeat(np.arange(nD, dtype=np.int64), d_ng)
-    first_pair = np.cumsum(d_ng) - d_ng
-    pair_gt = (
-        np.repeat(d_gstart, d_ng) + np.arange(n_pairs, dtype=np.int64) - np.repeat(first_pair, d_ng)
-    )
+    pair_det, pair_gt, d_gstart, d_ng = expand_groups(d_group, g_key)
     if params.iou_type == "segm":
-        pair_iou = _pair_iou_segm(ds, pair_det, pair_gt, d_rows, g_rows, g_crowd, d_gstart, d_ng)
+        pair_iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
     else:
-        pair_iou = _pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_gt], g_crowd[pair_gt])
+        pair_iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_gt])
+    del d_gstart, d_ng, d_group
 
     # ---- candidates: a pair below the lowest threshold can never match, and a detection
     # without any candidate pair is unmatched at every threshold ("background")
@@ -216,29 +271,24 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
     nC = cdet.shape[0]
     pair_c = np.searchsorted(cdet, pair_det)
     pair_rank = d_rank[pair_det]
-    is_cand = np.zeros(nD, dtype=bool)
-    is_cand[cdet] = True
+    del pair_det
 
     area_defined = ds.pixel_units
-    rngs = params.area_rngs if area_defined else params.area_rngs[:1]
     A = len(params.area_rngs)
     M = len(params.max_dets)
     R = params.rec_thrs.shape[0]
-    precision = -np.ones((T, R, K, A, M))
-    recall = -np.ones((T, K, A, M))
+    full = params.full_arrays
+    if full is None:
+        full = 8 * T * R * K * A * M <= 256 * 2**20
+    p_at = list(range(M)) if full else [M - 1]
+    precision = np.full((T, R, K, A, len(p_at)), -1.0)
+    recall = np.full((T, K, A, M), -1.0)
+    scores = np.full((T, R, K, A, len(p_at)), -1.0)
 
     # accumulation order (pycocotools: images in id order, each image's detections in score
     # order, then a stable sort by score per category)
-    d_cat = pred.category[d_rows]
-    # the kept detections are in (image, category, rank) order, so a stable sort by score
-    # and then by category leaves ties in (image, rank) order
     score_order = _by_score(d_score)
-    acc_order = _by_small_key(d_cat, score_order)
-    acc_pos = np.empty(nD, dtype=np.int64)
-    acc_pos[acc_order] = np.arange(nD)
-    cat_start = np.searchsorted(d_cat[acc_order], np.arange(K + 1), side="left")
-    cand_acc = np.argsort(acc_pos[cdet], kind="stable")  # candidates in accumulation order
-    g_cat_sorted = gt.category[g_rows]
+    acc = _acc_order(d_cat, cdet, K, score_order)
 
     # preference inside each detection: non-ignored first, then IoU, later GT on ties. The
     # order without the (area-dependent) ignore flag is sorted once; each area range then
@@ -246,97 +296,112 @@ def run(ds: Dataset, params: CocoParams) -> CocoEval:
     base = np.lexsort((-pair_gt, -pair_iou, pair_c, pair_rank))
     base_c = pair_c[base]
     base_seg = np.cumsum(np.r_[False, base_c[1:] != base_c[:-1]]).astype(np.int64) * 2
+    del base_c
 
-    op: dict[str, Any] = {}
-    for a, (_name, lo, hi) in enumerate(rngs):
+    # area "all" last: only its table is kept (unless keep_tables), so at most one
+    # area's match arrays are alive at a time besides it
+    areas = list(range(1, A)) + [0] if area_defined else [0]
+    tables: dict[str, MatchTable] = {}
+    for a in areas:
+        name, lo, hi = params.area_rngs[a]
         g_ign = g_base_ign | (g_area < lo) | (g_area > hi)
         pref = base[np.argsort(base_seg + g_ign[pair_gt[base]], kind="stable")]
-        p_c = pair_c[pref]
         p_gt = pair_gt[pref]
-        p_iou = pair_iou[pref]
-        p_crowd = g_crowd[p_gt]
-        rank_bounds = np.searchsorted(pair_rank[pref], np.arange(max_det + 1), side="left")
-        matched = np.zeros((TT, nG), dtype=bool)
-        dt_m = np.full((TT, nC), -1, dtype=np.int64)
-        dt_iou = np.zeros((TT, nC), dtype=np.float64)
-        for k in range(max_det):
-            s, e = int(rank_bounds[k]), int(rank_bounds[k + 1])
-            if s == e:
-                continue
-            pg = p_gt[s:e]
-            elig = (p_iou[s:e][None, :] >= thr_eff[:, None]) & (
-                p_crowd[s:e][None, :] | ~matched[:, pg]
-            )
-            m = e - s
-            pc = p_c[s:e]
-            seg = np.flatnonzero(np.r_[True, pc[1:] != pc[:-1]])
-            idx = np.where(elig, np.arange(m), m)
-            first = np.minimum.reduceat(idx, seg, axis=1)
-            t_i, s_i = np.nonzero(first < m)
-            chosen = first[t_i, s_i] + s
-            gsel = p_gt[chosen]
-            csel = p_c[chosen]
-            matched[t_i, gsel] = True
-            dt_m[t_i, csel] = gsel
-            dt_iou[t_i, csel] = p_iou[chosen]
+        dt_m, dt_iou = greedy_match(
+            pair_c[pref],
+            p_gt,
+            pair_iou[pref],
+            g_crowd[p_gt],
+            pair_rank[pref],
+            thr_eff,
+            n_gt=nG,
+            n_cand=nC,
+        )
+        del pref, p_gt
         hit = dt_m >= 0
         d_out = (d_area < lo) | (d_area > hi)
         dt_ig = np.where(hit, g_ign[np.maximum(dt_m, 0)], d_out[cdet][None, :])
-        npig = np.bincount(g_cat_sorted[~g_ign], minlength=K)
-        if a == 0:
-            tp_op = np.zeros(nD, dtype=bool)
-            tp_op[cdet] = hit[op_t] & ~dt_ig[op_t]
-            fp_op = ~d_out.copy()
-            fp_op[cdet] = ~hit[op_t] & ~dt_ig[op_t]
-            iou_op = np.zeros(nD)
-            iou_op[cdet] = dt_iou[op_t]
-            gt_op = np.full(nD, -1, dtype=np.int64)
-            gt_op[cdet] = np.where(hit[op_t], g_rows[np.maximum(dt_m[op_t], 0)], -1)
-            op = {
-                "tp": tp_op,
-                "fp": fp_op,
-                "iou": iou_op,
-                "gt": gt_op,
-                "npig": npig,
-                "gt_keep": ~g_ign,
-            }
-        bg_fp = ~is_cand & ~d_out  # background detections are false positives in range
-        _accumulate(
-            precision,
-            recall,
-            a,
-            params,
-            npig,
-            acc_order,
-            cat_start,
-            bg_fp,
-            cdet,
-            cand_acc,
-            acc_pos,
-            d_rank,
-            dt_m[:T],
-            dt_ig[:T],
-            K,
+        gt_counts = np.zeros(nG, dtype=bool)
+        gt_counts[g_rows] = ~g_ign
+        table = MatchTable(
+            iou_thrs=thr_arr,
+            det=d_rows,
+            det_rank=d_rank,
+            det_category=d_cat,
+            det_score=d_score,
+            det_image=pred.image[d_rows],
+            det_out=d_out,
+            cand=cdet,
+            gt=np.where(hit, g_rows[np.maximum(dt_m, 0)], -1),
+            iou=dt_iou,
+            ignored=dt_ig,
+            gt_counts=gt_counts,
+            n_pos=np.bincount(g_cat_sorted[~g_ign], minlength=K).astype(np.int64),
+            area=name,
         )
+        del dt_m, hit
+        accumulate(
+            table,
+            n_classes=K,
+            rec_thrs=params.rec_thrs,
+            max_dets=params.max_dets,
+            thresholds=range(T),
+            order=acc,
+            precision_at=p_at,
+            out=(precision[:, :, :, a, :], recall[:, :, a, :], scores[:, :, :, a, :]),
+        )
+        if a == 0 or params.keep_tables:
+            tables[name] = table
+        del table
 
-    n_det = np.bincount(pred.category, minlength=K).astype(np.int64)
-    gt_keep = np.zeros(len(gt), dtype=bool)
-    gt_keep[g_rows] = op["gt_keep"]
-    return CocoEval(
+    return CocoEvaluation(
+        protocol="coco",
+        params=params,
+        dataset=ds,
+        table=tables["all"],
         precision=precision,
         recall=recall,
-        params=params,
+        scores=scores,
+        precision_max_dets=tuple(params.max_dets[m] for m in p_at),
+        tables=tables,
         area_defined=area_defined,
-        n_gt=op["npig"].astype(np.int64),
-        n_det=n_det,
-        op_det=d_rows,
-        op_order=score_order,
-        op_tp=op["tp"],
-        op_fp=op["fp"],
-        op_iou=op["iou"],
-        op_gt=op["gt"].astype(np.int64),
-        gt_keep=gt_keep,
+        n_det=np.bincount(pred.category, minlength=K).astype(np.int64),
+        score_order=score_order,
+        op_t=op_t,
     )
+
+
+@dataclass(frozen=True)
+class AccOrder:
+    """pycocotools' accumulation order of a table's predictions (see :func:`accumulate`)."""
+
+    acc_order: IntArray  # positions into det: per category, by score, ties by (image, rank)
+    acc_pos: IntArray  # inverse of acc_order
+    cat_start: IntArray  # (K + 1,) start of each category in acc_order
+    cand_acc: IntArray  # candidates (positions into cand) in accumulation order
+
+
+def _acc_order(
+    det_category: IntArray, cand: IntArray, K: int, score_order: IntArray | None = None
+) -> AccOrder:
+    """Accumulation order of predictions laid out in (image, category, rank) order: a
+    stable sort by score and then by category leaves ties in (image, rank) order, as
+    pycocotools' concatenation of images in id order followed by a mergesort does."""
+    nD = det_category.shape[0]
+    if score_order is None:
+        raise ValueError("score_order is needed")
+    acc_order = _by_small_key(det_category, score_order)
+    acc_pos = np.empty(nD, dtype=np.int64)
+    acc_pos[acc_order] = np.arange(nD)
+    cat_start = np.searchsorted(det_category[acc_order], np.arange(K + 1), side="left")
+    cand_acc = np.argsort(acc_pos[cand], kind="stable")
+    return AccOrder(acc_order, acc_pos, cat_start.astype(np.int64), cand_acc)
+
+
+def accumulation_order(table: MatchTable, n_classes: int) -> AccOrder:
+    """The accumulation order of ``table`` (its predictions must be in (image, category,
+    rank) order, as the COCO protocol lays them out)."""
+    return _acc_order(table.det_category, table.cand, n_classes, _by_score(table.det_score))
 
 
 def _min_counts(npig: IntArray, rec_thrs: FloatArray) -> IntArray:
@@ -353,47 +418,74 @@ def _min_counts(npig: IntArray, rec_thrs: FloatArray) -> IntArray:
     return c.astype(np.int64)
 
 
-def _accumulate(
-    precision: FloatArray,
-    recall: FloatArray,
-    a: int,
-    params: CocoParams,
-    npig: IntArray,
-    acc_order: IntArray,
-    cat_start: IntArray,
-    bg_fp: BoolArray,
-    cdet: IntArray,
-    cand_acc: IntArray,
-    acc_pos: IntArray,
-    d_rank: IntArray,
-    dt_m: IntArray,
-    dt_ig: BoolArray,
-    K: int,
-) -> None:
-    """pycocotools' ``accumulate`` for one area range, on the true positives only.
+def accumulate(
+    table: MatchTable,
+    *,
+    n_classes: int,
+    rec_thrs: FloatArray = REC_THRS,
+    max_dets: tuple[int, ...] = MAX_DETS,
+    thresholds: Any = None,
+    order: AccOrder | None = None,
+    precision_at: Any = None,
+    out: tuple[FloatArray, FloatArray, FloatArray] | None = None,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """pycocotools' ``accumulate`` for one match table (one area range), bit for bit.
+
+    Returns ``(precision (T, R, K, M), recall (T, K, M), scores (T, R, K, M))`` for the
+    table's thresholds ``thresholds`` (default: all), -1 where a class has no counted
+    ground truth; ``precision_at`` (indices into ``max_dets``, default all) limits the M
+    axis of precision and scores (recall always has every maxDets). An analysis may pass an
+    edited :meth:`MatchTable.copy`. ``out``: arrays of those shapes, filled with -1, to
+    write into instead of new ones.
 
     Precision is made monotone from the right and read at the first index whose recall
     reaches r. Within a category, between two true positives the precision only falls (a
     false positive raises fp, an ignored detection changes nothing), so the maximum over any
     suffix that starts at a true positive is the maximum over the true positives in it.
     The suffix for recall point r starts at the ``c_r``-th true positive, where ``c_r`` is
-    the least count with ``c_r / npig >= r`` in float64 (exactly pycocotools' comparison).
-    False positives enter through their count before each true positive: background
-    detections (no candidate pair) are counted once per (area, maxDets), the others per
-    threshold.
+    the least count with ``c_r / npig >= r`` in float64 (exactly pycocotools' comparison),
+    and ``scores`` holds that true positive's score. False positives enter through their
+    count before each true positive: background detections (no candidate pair) are counted
+    once per maxDets, the others per threshold.
     """
-    R = params.rec_thrs.shape[0]
-    cmin = np.maximum(_min_counts(npig, params.rec_thrs), 1)  # (K, R)
+    K = n_classes
+    t_sel = list(range(table.n_thresholds)) if thresholds is None else list(thresholds)
+    T = len(t_sel)
+    R = rec_thrs.shape[0]
+    M = len(max_dets)
+    p_at = list(range(M)) if precision_at is None else [int(m) % M for m in precision_at]
+    if out is None:
+        precision = np.full((T, R, K, len(p_at)), -1.0)
+        recall = np.full((T, K, M), -1.0)
+        scores = np.full((T, R, K, len(p_at)), -1.0)
+    else:
+        precision, recall, scores = out
+    npig = table.n_pos
     valid_k = npig > 0
     nvalid = int(valid_k.sum())
     if nvalid == 0:
-        return
+        return precision, recall, scores
+    if order is None:
+        order = accumulation_order(table, K)
+    acc_order, acc_pos, cat_start, cand_acc = (
+        order.acc_order,
+        order.acc_pos,
+        order.cat_start,
+        order.cand_acc,
+    )
+    cdet = table.cand
+    d_rank = table.det_rank
+    is_cand = np.zeros(len(table), dtype=bool)
+    is_cand[cdet] = True
+    bg_fp = ~is_cand & ~table.det_out  # background detections are false positives in range
+    c0 = _min_counts(npig, rec_thrs)  # (K, R); 0 only at recall 0
+    cmin = np.maximum(c0, 1)
+    at_zero = c0 == 0
     eps = np.spacing(1)
     rank_acc = d_rank[acc_order]
     bg_acc = bg_fp[acc_order]
     cat_first = cat_start[:-1]
-    T = dt_m.shape[0]
-    for mi, max_det in enumerate(params.max_dets):
+    for mi, max_det in enumerate(max_dets):
         # background false positives before each candidate, in its category
         bg_pos = np.flatnonzero(bg_acc & (rank_acc < max_det))
         cols = cand_acc[d_rank[cdet[cand_acc]] < max_det]  # candidates, accumulation order
@@ -401,14 +493,19 @@ def _accumulate(
         ccat = np.searchsorted(cat_start, pos, side="right") - 1
         bg_before = np.searchsorted(bg_pos, pos) - np.searchsorted(bg_pos, cat_first)[ccat]
         cseg = np.searchsorted(ccat, np.arange(K + 1), side="left")
-        hit = dt_m[:, cols] >= 0
-        ig = dt_ig[:, cols]
-        tps = hit & ~ig
-        fps = ~hit & ~ig
-        Q = np.zeros((T, nvalid, R))
-        for t in range(T):
-            tpos = np.flatnonzero(tps[t])
-            fpos = np.flatnonzero(fps[t])
+        col_score = table.det_score[cdet[cols]]
+        # at recall 0 pycocotools reads the first evaluated prediction of the class,
+        # whatever its fate (searchsorted finds index 0); 0 when the class has none
+        in_m = np.flatnonzero(rank_acc < max_det)
+        first = np.searchsorted(in_m, cat_first)
+        has = first < np.searchsorted(in_m, cat_start[1:])
+        first_score = np.zeros(K)
+        first_score[has] = table.det_score[acc_order[in_m[first[has]]]]
+        for ti, t in enumerate(t_sel):
+            hit = table.gt[t, cols] >= 0
+            ig = table.ignored[t, cols]
+            tpos = np.flatnonzero(hit & ~ig)
+            fpos = np.flatnonzero(~hit & ~ig)
             tk = ccat[tpos]
             ntp = np.bincount(tk, minlength=K)
             tstart = np.r_[0, np.cumsum(ntp)]
@@ -418,7 +515,10 @@ def _accumulate(
             fstart = np.searchsorted(fpos, cseg[:-1])
             fp_v = (np.searchsorted(fpos, tpos) - fstart[tk] + bg_before[tpos]).astype(np.float64)
             pr = tp_v / (fp_v + tp_v + eps)
-            recall[t, valid_k, a, mi] = (ntp / np.maximum(npig, 1))[valid_k]
+            recall[ti, valid_k, mi] = (ntp / np.maximum(npig, 1))[valid_k]
+            if mi not in p_at:
+                continue
+            pi = p_at.index(mi)
             # block maxima between the c_r-th true positives, then suffix maxima
             c = np.minimum(cmin, ntp[:, None] + 1)  # c > ntp: no true positive left
             b = tstart[:-1, None] + c - 1
@@ -427,12 +527,18 @@ def _accumulate(
             nxt = np.r_[bounds[1:], pr.shape[0]]
             blk = np.where(bounds < nxt, blk, -np.inf).reshape(K, R + 1)[:, :R]
             suf = np.maximum.accumulate(blk[:, ::-1], axis=1)[:, ::-1]
-            Q[t] = np.where(cmin <= ntp[:, None], suf, 0.0)[valid_k]
-        precision[:, :, valid_k, a, mi] = Q.transpose(0, 2, 1)
+            reached = cmin <= ntp[:, None]
+            precision[ti][:, valid_k, pi] = np.where(reached, suf, 0.0)[valid_k].T
+            # the score of the c_r-th true positive (pycocotools' dtScoresSorted[pi])
+            tp_score = np.r_[col_score[tpos], 0.0]
+            at = np.where(reached, b, tpos.shape[0])
+            sc = np.where(at_zero, first_score[:, None], tp_score[at])
+            scores[ti][:, valid_k, pi] = sc[valid_k].T
+    return precision, recall, scores
 
 
 def _summarize(
-    ev: CocoEval,
+    ev: CocoEvaluation,
     *,
     ap: bool,
     iou_thr: float | None = None,
@@ -489,104 +595,77 @@ def stat_keys(max_dets: tuple[int, ...]) -> list[str]:
     return [key for key, _ in _stat_specs(max_dets)]
 
 
-def stats(ev: CocoEval, k: int | None = None) -> dict[str, float | None]:
+def class_stats(ev: CocoEvaluation) -> list[dict[str, float | None]]:
+    """:func:`stats` of every class at once (what ``per_class`` reports), bit-identical to
+    ``stats(ev, k)``: a class's values are all defined or all -1, and ``np.mean`` over a
+    C-contiguous row sums in the same order as over that row alone."""
+    p = ev.params
+    K = ev.recall.shape[1]
+    cols: dict[str, list[float | None]] = {}
+    for key, kw in _stat_specs(p.max_dets):
+        area = int(kw.get("area", 0))
+        if area != 0 and not ev.area_defined:
+            cols[key] = [None] * K
+            continue
+        t_sel: Any = slice(None)
+        if kw.get("iou_thr") is not None:
+            hit = np.flatnonzero(kw["iou_thr"] == p.iou_thrs)
+            if hit.size == 0:
+                cols[key] = [None] * K
+                continue
+            t_sel = slice(int(hit[0]), int(hit[0]) + 1)
+        if kw["ap"]:
+            sub = ev.precision[t_sel, :, :, area, -1]  # (T', R, K)
+        else:
+            sub = ev.recall[t_sel, :, area, int(kw.get("max_det_index", -1))][:, None, :]
+        rows = np.ascontiguousarray(np.moveaxis(sub, 2, 0).reshape(K, -1))
+        valid = rows > -1
+        n_valid = valid.sum(axis=1)
+        means = np.mean(rows, axis=1)
+        out: list[float | None] = []
+        for k in range(K):
+            if n_valid[k] == rows.shape[1]:
+                out.append(float(means[k]))
+            elif n_valid[k] == 0:
+                out.append(None)
+            else:  # mixed (not produced by accumulate): the plain definition
+                out.append(float(np.mean(rows[k][valid[k]])))
+        cols[key] = out
+    return [{key: vals[k] for key, vals in cols.items()} for k in range(K)]
+
+
+def stats(ev: CocoEvaluation, k: int | None = None) -> dict[str, float | None]:
     """The 12 pycocotools stats (keys ``AR<m>`` follow the actual maxDets)."""
     return {key: _summarize(ev, k=k, **kw) for key, kw in _stat_specs(ev.params.max_dets)}
 
 
 def evaluate_coco(ds: Dataset, params: CocoParams | None = None) -> Result:
-    params = params or CocoParams()
-    ev = run(ds, params)
-    K = len(ds.categories)
-    pred = ds.pred
-    det_score = pred.score[ev.op_det]
-    det_cat = pred.category[ev.op_det]
-    n_gt_total = int(ev.n_gt.sum())
-    score_thr = params.score_thr
-    if score_thr is None:
-        score_thr = best_f1_threshold(det_score, ev.op_tp, ev.op_fp, n_gt_total, order=ev.op_order)
-    summary: dict[str, Any] = dict(stats(ev))
-    summary.update(
-        operating_point(
-            det_score,
-            ev.op_tp,
-            ev.op_fp,
-            ev.op_iou,
-            n_gt_total,
-            score_thr=score_thr,
-            iou_thr=params.op_iou_thr,
-        )
+    """Run the COCO protocol and return the flat result (see :class:`CocoEvaluation`)."""
+    return run(ds, params or CocoParams()).result()
+
+
+def _params(opts: Mapping[str, Any]) -> CocoParams:
+    thrs = opts.get("iou_thrs")
+    return CocoParams(
+        iou_type=opts.get("iou_type", "bbox"),
+        iou_thrs=IOU_THRS.copy() if thrs is None else np.asarray(thrs, dtype=np.float64),
+        max_dets=tuple(int(m) for m in opts.get("max_dets") or MAX_DETS),
+        honor_ignore=bool(opts.get("honor_ignore", False)),
+        op_iou_thr=float(opts.get("iou_thr", 0.5)),
+        score_thr=opts.get("score_thr"),
+        want_matches=bool(opts.get("matches", False)),
+        keep_tables=bool(opts.get("keep_tables", False)),
     )
-    per_class: list[dict[str, Any]] = []
-    by_cat = np.argsort(det_cat, kind="stable")
-    cat_bounds = np.searchsorted(det_cat[by_cat], np.arange(K + 1), side="left")
-    for k in range(K):
-        sel = by_cat[cat_bounds[k] : cat_bounds[k + 1]]
-        row: dict[str, Any] = {
-            "category_id": _plain(ds.categories.ids[k]),
-            "name": ds.categories.label(k),
-            "n_gt": int(ev.n_gt[k]),
-            "n_det": int(ev.n_det[k]),
-        }
-        row.update(stats(ev, k))
-        row.update(
-            operating_point(
-                det_score[sel],
-                ev.op_tp[sel],
-                ev.op_fp[sel],
-                ev.op_iou[sel],
-                int(ev.n_gt[k]),
-                score_thr=score_thr,
-                iou_thr=params.op_iou_thr,
-            )
-        )
-        per_class.append(row)
-    result_params: dict[str, Any] = {
-        "protocol": "coco",
-        "iou_type": params.iou_type,
-        "iou_thrs": [float(t) for t in params.iou_thrs],
-        "rec_thrs": int(params.rec_thrs.shape[0]),
-        "max_dets": list(params.max_dets),
-        "area_ranges": {n: [lo, hi] for n, lo, hi in params.area_rngs},
-        "honor_ignore": params.honor_ignore,
-        "op_iou_thr": params.op_iou_thr,
-        "score_thr": score_thr,
-        "score_thr_source": "given" if params.score_thr is not None else "max-f1",
-        "area_ranges_defined": ev.area_defined,
-    }
-    matches = _matches(ds, ev, score_thr) if params.want_matches else None
-    return Result(summary=summary, per_class=per_class, params=result_params, matches=matches)
 
 
-def _plain(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def _matches(ds: Dataset, ev: CocoEval, score_thr: float | None) -> Matches:
-    pred, gt = ds.pred, ds.gt
-    rows = ev.op_det
-    score = pred.score[rows]
-    keep = score >= score_thr if score_thr is not None else np.ones(rows.shape, dtype=bool)
-    rows, score = rows[keep], score[keep]
-    tp, fp, iou_v, g = ev.op_tp[keep], ev.op_fp[keep], ev.op_iou[keep], ev.op_gt[keep]
-    outcome = np.where(tp, "TP", np.where(fp, "FP", "ignored")).astype(object)
-    matched = np.zeros(len(gt), dtype=bool)
-    matched[g[g >= 0]] = True
-    missed = np.flatnonzero(ev.gt_keep & ~matched)
-    keys = ds.images.keys
-    cats = ds.categories
-    image = [keys[i] for i in pred.image[rows]] + [keys[i] for i in gt.image[missed]]
-    category = [cats.label(c) for c in pred.category[rows]] + [
-        cats.label(c) for c in gt.category[missed]
-    ]
-    gt_ids = np.where(g >= 0, gt.ids[np.maximum(g, 0)], -1)
-    columns = {
-        "image": image,
-        "category": category,
-        "pred_id": np.r_[pred.ids[rows], np.full(missed.shape, -1)].astype(np.int64),
-        "gt_id": np.r_[gt_ids, gt.ids[missed]].astype(np.int64),
-        "score": np.r_[score, np.full(missed.shape, np.nan)],
-        "iou": np.r_[np.where(g >= 0, iou_v, np.nan), np.full(missed.shape, np.nan)],
-        "outcome": list(outcome) + ["FN"] * int(missed.shape[0]),
-    }
-    return Matches(columns)
+PROTOCOLS = {
+    "coco": Protocol(
+        name="coco",
+        description="COCO 101-point AP over IoU .50:.95 (pycocotools)",
+        options=frozenset({"max_dets", "iou_thrs", "honor_ignore", "keep_tables"}),
+        defaults={"max_dets": MAX_DETS, "iou_thrs": None, "honor_ignore": False},
+        iou_types=("bbox", "segm"),
+        summary_keys=lambda opts: stat_keys(tuple(opts.get("max_dets") or MAX_DETS)),
+        run=lambda ds, opts: run(ds, _params(opts)),
+    )
+}

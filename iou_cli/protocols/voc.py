@@ -15,7 +15,8 @@ COCO ``iscrowd`` and ``ignore`` ground truths are treated as ``difficult`` here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,10 +25,14 @@ import numpy.typing as npt
 from ..data import Dataset
 from ..engine import overlap
 from ..errors import UsageError
+from ..evaluation import Evaluation
+from ..matching.table import MatchTable, matches_rows
 from ..metrics import OP_KEYS, best_f1_threshold, operating_point
 from ..result import Matches, Result, clean
+from . import Protocol
 
 FloatArray = npt.NDArray[np.float64]
+_BLOCK = 1 << 22  # IoU values computed at once per group (32 MiB of float64)
 
 
 @dataclass
@@ -78,14 +83,18 @@ def voc_match(ds: Dataset, *, iou_thr: float = 0.5, plus_one: bool = False) -> V
         lo, hi = int(g_lo[k]), int(g_hi[k])
         if lo == hi:
             continue
-        prow = p_order[int(p_start[k]) : int(p_end[k])]
         grow = g_order[lo:hi]  # file order within the image (stable sort)
-        a = tuple(c[prow][:, None] for c in p)
         b = tuple(c[grow][None, :] for c in g)
-        m = overlap(a, b)  # type: ignore[arg-type]
-        j = np.argmax(m, axis=1)  # first maximum, like the devkit
-        best[prow] = m[np.arange(len(prow)), j]
-        best_row[prow] = grow[j]
+        # predictions in slices, so one IoU block stays under _BLOCK values however many
+        # boxes share an image and class
+        step = max(1, _BLOCK // (hi - lo))
+        for s in range(int(p_start[k]), int(p_end[k]), step):
+            prow = p_order[s : min(s + step, int(p_end[k]))]
+            a = tuple(c[prow][:, None] for c in p)
+            m = overlap(a, b)  # type: ignore[arg-type]
+            j = np.argmax(m, axis=1)  # first maximum, like the devkit
+            best[prow] = m[np.arange(len(prow)), j]
+            best_row[prow] = grow[j]
 
     # per class, by descending score, stable
     order = np.lexsort((-pr.score, pr.category)).astype(np.int64)
@@ -150,14 +159,147 @@ def class_curves(ds: Dataset, m: VocMatch, *, use_07: bool = False) -> list[dict
     return out
 
 
-def evaluate_voc(
+@dataclass
+class VocEvaluation(Evaluation):
+    """The VOC protocol's evaluation: the devkit's per-prediction outcome (``match``), the
+    per-class curves and APs, and the match table (one threshold) built from them."""
+
+    match: VocMatch
+    curves: list[dict[str, Any]]
+    _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+
+    @property
+    def iou_thr(self) -> float:
+        return float(self.params["iou_thr"])
+
+    @property
+    def score_thr(self) -> float | None:
+        given = self.params.get("score_thr")
+        if given is not None:
+            return float(given)
+        if "score_thr" not in self._cache:
+            m = self.match
+            n_gt = int(np.count_nonzero(~m.hard))
+            self._cache["score_thr"] = best_f1_threshold(self.dataset.pred.score, m.tp, m.fp, n_gt)
+        thr: float | None = self._cache["score_thr"]
+        return thr
+
+    def summary(self) -> dict[str, Any]:
+        m = self.match
+        aps = [c["AP"] for c in self.curves if c["AP"] is not None]
+        out: dict[str, Any] = {"mAP": float(np.mean(aps)) if aps else None}
+        n_gt = int(np.count_nonzero(~m.hard))
+        out.update(
+            operating_point(
+                self.dataset.pred.score,
+                m.tp,
+                m.fp,
+                m.iou,
+                n_gt,
+                score_thr=self.score_thr,
+                iou_thr=self.iou_thr,
+            )
+        )
+        return out
+
+    def per_class(self) -> list[dict[str, Any]]:
+        ds, m = self.dataset, self.match
+        score = ds.pred.score
+        rows: list[dict[str, Any]] = []
+        for c, cur in enumerate(self.curves):
+            sel_p = ds.pred.category == c
+            op = operating_point(
+                score[sel_p],
+                m.tp[sel_p],
+                m.fp[sel_p],
+                m.iou[sel_p],
+                cur["n_gt"],
+                score_thr=self.score_thr,
+                iou_thr=self.iou_thr,
+            )
+            row: dict[str, Any] = {
+                "category_id": clean(ds.categories.ids[c]),
+                "name": ds.categories.label(c),
+                "AP": cur["AP"],
+                "tp": cur["tp"],
+                "fp": cur["fp"],
+                "n_gt": cur["n_gt"],
+                "n_det": cur["n_det"],
+            }
+            row.update({k: op[k] for k in OP_KEYS})  # tp/fp at the operating point
+            rows.append(row)
+        return rows
+
+    def matches(self) -> Matches:
+        """The ``--matches`` rows at the operating point: a duplicate or difficult hit
+        names the ground truth it overlapped; a miss below the threshold names none."""
+        m = self.match
+        shown = np.where(m.hit, m.gt_row, -1)[m.order]
+        return matches_rows(
+            self.dataset,
+            self.table,
+            0,
+            score_thr=self.score_thr,
+            shown_gt=shown,
+            shown_iou=m.iou[m.order],
+        )
+
+    def result(self) -> Result:
+        p = self.params
+        params: dict[str, Any] = {
+            "protocol": self.protocol,
+            "iou_thr": self.iou_thr,
+            "plus_one": bool(p.get("plus_one", False)),
+            "score_thr": p.get("score_thr"),
+            "difficult": "ignored (neither TP nor FP; not counted in recall)",
+        }
+        return Result(
+            self.summary(),
+            self.per_class(),
+            params,
+            matches=self.matches() if p.get("matches", True) else None,
+            evaluation=self,
+        )
+
+
+def voc_table(ds: Dataset, m: VocMatch, iou_thr: float) -> MatchTable:
+    """The devkit's outcome as a match table (one threshold; predictions in processing
+    order: by class, then by descending score). A true positive or a hit on a difficult
+    ground truth takes it; a duplicate takes nothing. ``det_rank`` is 0 (no maxDets)."""
+    pr, gt = ds.pred, ds.gt
+    order = m.order
+    K = len(ds.categories)
+    hit = m.hit[order]
+    cand = np.flatnonzero(hit).astype(np.int64)
+    rows = order[cand]
+    takes = m.tp[rows] | (hit[cand] & m.hard[np.maximum(m.gt_row[rows], 0)])
+    return MatchTable(
+        iou_thrs=np.asarray([iou_thr], dtype=np.float64),
+        det=order,
+        det_rank=np.zeros(order.shape[0], dtype=np.int64),
+        det_category=pr.category[order],
+        det_score=pr.score[order],
+        det_image=pr.image[order],
+        det_out=np.zeros(order.shape[0], dtype=bool),
+        cand=cand,
+        gt=np.where(takes, m.gt_row[rows], -1)[None, :],
+        iou=np.where(takes, m.iou[rows], 0.0)[None, :],
+        ignored=(~m.tp[rows] & ~m.fp[rows])[None, :],
+        gt_counts=~m.hard,
+        n_pos=np.bincount(gt.category[~m.hard], minlength=K).astype(np.int64),
+        area="all",
+    )
+
+
+def run_voc(
     ds: Dataset,
     *,
     iou_thr: float = 0.5,
     use_07: bool = False,
     plus_one: bool = False,
     score_thr: float | None = None,
-) -> Result:
+    matches: bool = True,
+) -> VocEvaluation:
     """Run the VOC protocol on a joined dataset; see the module docstring.
 
     ``plus_one`` needs pixel coordinates: on normalised (YOLO vs YOLO) boxes it is a
@@ -169,72 +311,64 @@ def evaluate_voc(
             "YOLO coordinates; give --images DIR or --image-size W,H to work in pixels"
         )
     m = voc_match(ds, iou_thr=iou_thr, plus_one=plus_one)
-    curves = class_curves(ds, m, use_07=use_07)
-    aps = [c["AP"] for c in curves if c["AP"] is not None]
-    m_ap = float(np.mean(aps)) if aps else None
-    score = ds.pred.score
-    n_gt = int(np.count_nonzero(~m.hard))
-    thr = score_thr if score_thr is not None else best_f1_threshold(score, m.tp, m.fp, n_gt)
-    summary: dict[str, Any] = {"mAP": m_ap}
-    summary.update(operating_point(score, m.tp, m.fp, m.iou, n_gt, score_thr=thr, iou_thr=iou_thr))
-    per_class: list[dict[str, Any]] = []
-    for c, cur in enumerate(curves):
-        sel_p = ds.pred.category == c
-        op = operating_point(
-            score[sel_p],
-            m.tp[sel_p],
-            m.fp[sel_p],
-            m.iou[sel_p],
-            cur["n_gt"],
-            score_thr=thr,
-            iou_thr=iou_thr,
-        )
-        row: dict[str, Any] = {
-            "category_id": clean(ds.categories.ids[c]),
-            "name": ds.categories.label(c),
-            "AP": cur["AP"],
-            "tp": cur["tp"],
-            "fp": cur["fp"],
-            "n_gt": cur["n_gt"],
-            "n_det": cur["n_det"],
-        }
-        row.update({k: op[k] for k in OP_KEYS})  # tp/fp at the operating point
-        per_class.append(row)
-    params: dict[str, Any] = {
-        "protocol": "voc07" if use_07 else "voc",
+    params = {
         "iou_thr": float(iou_thr),
-        "plus_one": bool(plus_one),
+        "use_07": use_07,
+        "plus_one": plus_one,
         "score_thr": None if score_thr is None else float(score_thr),
-        "difficult": "ignored (neither TP nor FP; not counted in recall)",
+        "matches": matches,
     }
-    return Result(summary, per_class, params, matches=_matches(ds, m, thr))
+    return VocEvaluation(
+        protocol="voc07" if use_07 else "voc",
+        params=params,
+        dataset=ds,
+        table=voc_table(ds, m, iou_thr),
+        match=m,
+        curves=class_curves(ds, m, use_07=use_07),
+    )
 
 
-def _matches(ds: Dataset, m: VocMatch, thr: float | None) -> Matches:
-    pr, gt = ds.pred, ds.gt
-    keep = pr.score >= thr if thr is not None else np.ones(len(pr), dtype=bool)
-    rows = m.order[keep[m.order]]
-    outcome = np.where(m.tp[rows], "TP", np.where(m.fp[rows], "FP", "ignored"))
-    # a below-threshold FP has no pair: no gt_id; others name the GT they hit
-    paired = m.hit[rows]
-    gt_row = np.where(paired, m.gt_row[rows], -1)
-    ids = gt.ids[np.maximum(gt_row, 0)] if len(gt) else gt_row
-    gt_ids = np.where(gt_row >= 0, ids, -1)
-    matched = np.zeros(len(gt), dtype=bool)
-    matched[m.gt_row[rows][m.tp[rows]]] = True
-    missed = np.flatnonzero(~matched & ~m.hard)
-    keys = ds.images.keys
-    labels = [ds.categories.label(c) for c in range(len(ds.categories))]
-    cols: dict[str, Any] = {
-        "image": [keys[int(i)] for i in pr.image[rows]] + [keys[int(i)] for i in gt.image[missed]],
-        "category": [labels[int(c)] for c in pr.category[rows]]
-        + [labels[int(c)] for c in gt.category[missed]],
-        "pred_id": np.concatenate([pr.ids[rows], np.full(missed.size, -1)]).astype(np.int64),
-        "gt_id": np.concatenate([gt_ids, gt.ids[missed]]).astype(np.int64),
-        "score": np.concatenate([pr.score[rows], np.full(missed.size, np.nan)]),
-        "iou": np.concatenate(
-            [np.where(paired, m.iou[rows], np.nan), np.full(missed.size, np.nan)]
-        ),
-        "outcome": list(outcome) + ["FN"] * int(missed.size),
-    }
-    return Matches(cols)
+def evaluate_voc(
+    ds: Dataset,
+    *,
+    iou_thr: float = 0.5,
+    use_07: bool = False,
+    plus_one: bool = False,
+    score_thr: float | None = None,
+) -> Result:
+    """The flat result of :func:`run_voc` (with the ``--matches`` rows)."""
+    return run_voc(
+        ds, iou_thr=iou_thr, use_07=use_07, plus_one=plus_one, score_thr=score_thr
+    ).result()
+
+
+def _run(ds: Dataset, opts: Mapping[str, Any], *, use_07: bool) -> VocEvaluation:
+    return run_voc(
+        ds,
+        iou_thr=float(opts.get("iou_thr", 0.5)),
+        use_07=use_07,
+        plus_one=bool(opts.get("plus_one", False)),
+        score_thr=opts.get("score_thr"),
+        matches=bool(opts.get("matches", False)),
+    )
+
+
+def _protocol(name: str, description: str, use_07: bool) -> Protocol:
+    def run(ds: Dataset, opts: Mapping[str, Any]) -> VocEvaluation:
+        return _run(ds, opts, use_07=use_07)
+
+    return Protocol(
+        name=name,
+        description=description,
+        options=frozenset({"plus_one"}),
+        defaults={"plus_one": False},
+        iou_types=("bbox",),
+        summary_keys=lambda opts: ["mAP"],
+        run=run,
+    )
+
+
+PROTOCOLS = {
+    "voc": _protocol("voc", "VOC all-point AP at --iou-thr (VOC2010+ devkit)", False),
+    "voc07": _protocol("voc07", "VOC2007 11-point AP at --iou-thr", True),
+}

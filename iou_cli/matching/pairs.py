@@ -1,0 +1,164 @@
+"""Candidate pairs: every prediction with every ground truth of its group, and their IoU.
+
+A group is one image (class-agnostic) or one (image, class). Groups are found by sorting
+integer keys and searching, never by arrays sized images x classes, so memory follows the
+number of boxes and pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data import Boxes, Dataset
+from ..engine import Corners, overlap
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Aligned columns, one row per pair, sorted by (``det``, ``gt``).
+
+    ``det``: prediction rows into ``ds.pred``; ``gt``: ground-truth rows into ``ds.gt``;
+    ``iou``: their IoU (a crowd ground truth scores ``|d ∩ g| / |d|``, as pycocotools).
+    """
+
+    det: IntArray
+    gt: IntArray
+    iou: FloatArray
+
+    def __len__(self) -> int:
+        return int(self.det.shape[0])
+
+
+def group_keys(boxes: Boxes, n_classes: int, *, by_class: bool = True) -> IntArray:
+    """One integer per box naming its group: the image, or (image, class)."""
+    if not by_class:
+        return boxes.image.astype(np.int64)
+    return boxes.image.astype(np.int64) * max(n_classes, 1) + boxes.category
+
+
+def run_ranks(sorted_keys: IntArray) -> IntArray:
+    """Position of each element inside its run of equal keys (``sorted_keys`` sorted)."""
+    n = sorted_keys.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    start = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
+    first = np.flatnonzero(start)
+    run = np.cumsum(start) - 1
+    return np.arange(n, dtype=np.int64) - first[run]
+
+
+def expand_groups(
+    d_key: IntArray, g_key_sorted: IntArray
+) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Every detection with every ground truth of its group.
+
+    ``d_key``: each detection's group key; ``g_key_sorted``: the ground truths' keys, sorted.
+    Returns ``(pair_det, pair_g, d_gstart, d_ng)``: pairs detection-major (positions into
+    ``d_key`` and into ``g_key_sorted``), and each detection's first ground-truth position
+    and count.
+    """
+    lo = np.searchsorted(g_key_sorted, d_key, side="left").astype(np.int64)
+    hi = np.searchsorted(g_key_sorted, d_key, side="right").astype(np.int64)
+    d_ng = hi - lo
+    n_pairs = int(d_ng.sum())
+    pair_det = np.repeat(np.arange(d_key.shape[0], dtype=np.int64), d_ng)
+    first_pair = np.cumsum(d_ng) - d_ng
+    pair_g = np.repeat(lo, d_ng) + np.arange(n_pairs, dtype=np.int64) - np.repeat(first_pair, d_ng)
+    return pair_det, pair_g, lo, d_ng
+
+
+def corners(boxes: Boxes, rows: IntArray) -> Corners:
+    """``(x1, y1, x2, y2, box_area)`` of ``rows``, the columns ``engine.overlap`` takes."""
+    xy = boxes.xyxy
+    return (xy[rows, 0], xy[rows, 1], xy[rows, 2], xy[rows, 3], boxes.box_area[rows])
+
+
+def pair_iou_bbox(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray:
+    """Box IoU of aligned (prediction row, ground-truth row) arrays, crowd rule applied."""
+    return overlap(corners(ds.pred, d_rows), corners(ds.gt, g_rows), ds.gt.iscrowd[g_rows])
+
+
+def pair_iou_segm(
+    ds: Dataset,
+    d_rows: IntArray,
+    g_rows_sorted: IntArray,
+    d_gstart: IntArray,
+    d_ng: IntArray,
+) -> FloatArray:
+    """Mask IoU of every detection with every ground truth of its group (detection-major,
+    as :func:`expand_groups` lays pairs out); runs of detections sharing a group are sent to
+    pycocotools together."""
+    from ..masks import group_iou
+
+    n_pairs = int(d_ng.sum())
+    out = np.zeros(n_pairs, dtype=np.float64)
+    pm, gm = ds.pred.masks, ds.gt.masks
+    if n_pairs == 0:
+        return out
+    if pm is None or gm is None:
+        raise ValueError("segm pairs need masks on both sides (masks.prepare_masks)")
+    crowd = ds.gt.iscrowd
+    pos = 0
+    nd_total = d_rows.shape[0]
+    d = 0
+    while d < nd_total:
+        ng = int(d_ng[d])
+        if ng == 0:
+            d += 1
+            continue
+        gs = int(d_gstart[d])
+        e = d
+        while e < nd_total and d_gstart[e] == gs and d_ng[e] == ng:
+            e += 1
+        grows = g_rows_sorted[gs : gs + ng]
+        dts = [pm[int(r)] for r in d_rows[d:e]]
+        gts = [gm[int(r)] for r in grows]
+        m = group_iou(dts, gts, crowd[grows])
+        n = (e - d) * ng
+        out[pos : pos + n] = np.asarray(m, dtype=np.float64).reshape(-1)
+        pos += n
+        d = e
+    return out
+
+
+def candidate_pairs(
+    ds: Dataset,
+    *,
+    det_rows: npt.ArrayLike | None = None,
+    by_class: bool = True,
+    min_iou: float = 0.0,
+    iou_type: str = "bbox",
+) -> Pairs:
+    """Every (prediction, ground truth) pair of one image -- and one class when
+    ``by_class`` -- whose IoU is at least ``min_iou`` (pairs of IoU 0 are dropped whenever
+    ``min_iou > 0``). ``det_rows`` limits the predictions (default: all of ``ds.pred``).
+    ``by_class=False`` is the class-agnostic grouping a confusion matrix needs."""
+    K = len(ds.categories)
+    d_rows = (
+        np.arange(len(ds.pred), dtype=np.int64)
+        if det_rows is None
+        else np.asarray(det_rows, dtype=np.int64).reshape(-1)
+    )
+    d_rows = np.sort(d_rows)
+    g_key_all = group_keys(ds.gt, K, by_class=by_class)
+    g_rows = np.argsort(g_key_all, kind="stable").astype(np.int64)
+    g_key = g_key_all[g_rows]
+    d_key = group_keys(ds.pred, K, by_class=by_class)[d_rows]
+    pair_det, pair_g, d_gstart, d_ng = expand_groups(d_key, g_key)
+    if iou_type == "segm":
+        iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
+    else:
+        iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_g])
+    keep = iou >= min_iou if min_iou > 0 else np.ones(iou.shape, dtype=bool)
+    det = d_rows[pair_det[keep]]
+    gt = g_rows[pair_g[keep]]
+    iou = iou[keep]
+    order = np.lexsort((gt, det))
+    return Pairs(det=det[order], gt=gt[order], iou=iou[order])
