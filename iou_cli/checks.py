@@ -87,13 +87,18 @@ def warnings_for(ds: Dataset, *, max_dets: int | None) -> list[str]:
     if max_dets is not None and len(pred):
         n_cat = max(len(ds.categories), int(pred.category.max()) + 1)
         group = pred.image.astype(np.int64) * n_cat + pred.category
-        _, counts = np.unique(group, return_counts=True)
+        uniq, counts = np.unique(group, return_counts=True)
         over = int(np.count_nonzero(counts > max_dets))
         if over:
+            pairs = [
+                f"image {ds.images.keys[int(g // n_cat)]} / {ds.categories.label(int(g % n_cat))}"
+                for g in uniq[counts > max_dets][:3]
+            ]
             out.append(
                 f"{_plural(over, 'image/class pair')} {'has' if over == 1 else 'have'} more "
                 f"than {max_dets} predictions (at most {int(counts.max())}): only the "
                 f"{max_dets} highest-scoring of each are scored (--max-dets)"
+                f" (first: {', '.join(pairs)}{', ...' if over > 3 else ''})"
             )
 
     if len(pred) and len(ds.categories):

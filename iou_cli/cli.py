@@ -124,12 +124,14 @@ def emit(
     """Print the info lines (unless quiet), warnings, the report (``output`` None: none) and
     return the gates' exit status (1 when one failed)."""
     from .gates import failures
+    from .text import term
 
+    # info and warning lines name files, images and classes from the inputs: one line each
     if not quiet:
         for line in result.info:
-            stderr_line(f"{PROG}: {line}")
+            stderr_line(f"{PROG}: {term(line)}")
     for w in result.warnings:
-        warn(w)
+        warn(term(w))
     if output is not None:
         print_result(result, output, per_class, title=title)
     failed = failures(gates, result.summary)

@@ -591,3 +591,10 @@ def test_close_verb_typos(capsys: pytest.CaptureFixture[str]) -> None:
     for typo, verb in (("evalute", "evaluate"), ("label", "labels"), ("segmnet", "segment")):
         code, _, err = run([typo, "a", "b"], capsys)
         assert code == 2 and f"did you mean '{verb}'?" in err
+
+
+def test_max_dets_warning_names_the_pairs(capsys: pytest.CaptureFixture[str]) -> None:
+    bad = DATA / "bad"
+    args = [str(bad / "warn" / "many_dets.json"), str(bad / "good" / "coco_gt.json")]
+    code, _, err = run([*args, "--max-dets", "1,2", "-o", "csv", "-q"], capsys)
+    assert code == 0 and "(--max-dets) (first: image 1 / " in err
