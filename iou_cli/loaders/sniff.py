@@ -101,6 +101,16 @@ def load_side(path: Any, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
         fmt = detect_format(path)
     elif path != "-" and not os.path.exists(path):  # a forced format skips detection
         raise InputError(path, None, "no such file or folder")
+    if fmt != "coco":
+        from . import streams
+
+        if streams.is_stream(path):
+            raise InputError(
+                streams.shown(path),
+                None,
+                f"--{'pred' if role == 'pred' else 'gt'}-format {fmt}: only COCO JSON can be "
+                "read from stdin or a pipe (VOC and YOLO are folders of files: pass the folder)",
+            )
     if fmt == "coco":
         if path != "-" and os.path.isdir(path):
             raise InputError(path, None, "COCO input is a JSON file, not a folder")

@@ -598,3 +598,19 @@ def test_max_dets_warning_names_the_pairs(capsys: pytest.CaptureFixture[str]) ->
     args = [str(bad / "warn" / "many_dets.json"), str(bad / "good" / "coco_gt.json")]
     code, _, err = run([*args, "--max-dets", "1,2", "-o", "csv", "-q"], capsys)
     assert code == 0 and "(--max-dets) (first: image 1 / " in err
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [
+        (["-", str(SAMPLE / "yolo" / "labels"), "--pred-format", "yolo"], b"0 .5 .5 .1 .1 .9\n"),
+        ([str(SAMPLE / "yolo" / "preds"), "/dev/stdin", "--gt-format", "voc"], b"<a/>"),
+        (["-", GT], b""),
+        (["-", GT], b"\x1f\x8b not gzip"),
+    ],
+)
+def test_pipes_that_cannot_be_read_are_one_line(args: list[str], stdin: bytes) -> None:
+    p = cli([*args, "-q"], stdin=stdin)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and p.stdout == b"" and "Traceback" not in err
+    assert len(err.splitlines()) == 1 and err.startswith("iou-eval: error: ")
