@@ -32,6 +32,10 @@ GT = str(DATA / "coco" / "instances_val2014_100.json")
 DT = str(DATA / "coco" / "instances_val2014_fakebbox100_results.json")
 AP = 0.5045806987249628  # pycocotools on this set (tests/oracle/test_coco_real.py)
 SAMPLE = ROOT / "sample_data"
+# the small sample set (README: pycocotools gives the same AP on it)
+SDT = str(SAMPLE / "coco" / "preds.json")
+SGT = str(SAMPLE / "coco" / "gt.json")
+SAP = 0.4861250337487961
 # sample_data/yolo against itself: the README's pinned value (YOLO preds vs YOLO labels)
 YOLO_AP = 0.6531184189847555
 
@@ -59,7 +63,7 @@ def summary(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, ob
 
 
 def test_matches_dash_gives_one_csv_on_stdout() -> None:
-    p = cli([DT, GT, "--matches", "-"])
+    p = cli([SDT, SGT, "--matches", "-"])
     assert p.returncode == 0, p.stderr
     rows = list(csv.reader(io.StringIO(p.stdout.decode())))
     assert rows[0] == ["image", "category", "pred_id", "gt_id", "score", "iou", "outcome"]
@@ -77,9 +81,9 @@ def test_matches_dash_with_a_report_format_is_refused(
 
 
 def test_matches_file_keeps_stdout_json(tmp_path: Path) -> None:
-    p = cli([DT, GT, "-o", "json", "-q", "--matches", str(tmp_path / "m.csv")])
+    p = cli([SDT, SGT, "-o", "json", "-q", "--matches", str(tmp_path / "m.csv")])
     assert p.returncode == 0
-    assert json.loads(p.stdout)["summary"]["AP"] == AP  # what jq would read
+    assert json.loads(p.stdout)["summary"]["AP"] == SAP  # what jq would read
     assert (tmp_path / "m.csv").read_text().startswith("image,category,")
 
 
@@ -408,14 +412,14 @@ def test_json_thresholds_read_as_written(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_stdin_gzip_fifo_and_dev_stdin(tmp_path: Path) -> None:
-    raw = Path(DT).read_bytes()
-    want = cli([DT, GT, "-o", "csv", "-q"]).stdout
-    assert float(list(csv.DictReader(io.StringIO(want.decode())))[0]["AP"]) == AP
-    assert cli(["-", GT, "-o", "csv", "-q"], stdin=raw).stdout == want
-    assert cli(["/dev/stdin", GT, "-o", "csv", "-q"], stdin=gzip.compress(raw)).stdout == want
+    raw = Path(SDT).read_bytes()
+    want = cli([SDT, SGT, "-o", "csv", "-q"]).stdout
+    assert float(list(csv.DictReader(io.StringIO(want.decode())))[0]["AP"]) == SAP
+    assert cli(["-", SGT, "-o", "csv", "-q"], stdin=raw).stdout == want
+    assert cli(["/dev/stdin", SGT, "-o", "csv", "-q"], stdin=gzip.compress(raw)).stdout == want
     gz = tmp_path / "preds.json.gz"
     gz.write_bytes(gzip.compress(raw))
-    assert cli([str(gz), GT, "-o", "csv", "-q"]).stdout == want
+    assert cli([str(gz), SGT, "-o", "csv", "-q"]).stdout == want
     fifo = tmp_path / "preds.fifo"
     os.mkfifo(fifo)
 
@@ -425,7 +429,7 @@ def test_stdin_gzip_fifo_and_dev_stdin(tmp_path: Path) -> None:
 
     t = threading.Thread(target=feed)
     t.start()
-    p = cli([str(fifo), GT, "-o", "csv", "-q"])
+    p = cli([str(fifo), SGT, "-o", "csv", "-q"])
     t.join(timeout=60)
     assert p.stdout == want, p.stderr
 
@@ -503,11 +507,11 @@ def test_csv_in_pandas_keeps_integer_ids(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_same_column_names_in_table_csv_and_json(capsys: pytest.CaptureFixture[str]) -> None:
-    p = cli([DT, GT, "-o", "table", "-q", "--per-class"])
+    p = cli([SDT, SGT, "-o", "table", "-q", "--per-class"])
     header = next(ln for ln in p.stdout.decode().splitlines() if ln.strip().startswith("class"))
-    _, out, _ = run([DT, GT, "-o", "json", "-q"], capsys)
+    _, out, _ = run([SDT, SGT, "-o", "json", "-q"], capsys)
     row = json.loads(out)["per_class"][0]
-    _, text, _ = run([DT, GT, "-o", "csv", "-q"], capsys)
+    _, text, _ = run([SDT, SGT, "-o", "csv", "-q"], capsys)
     cols = text.splitlines()[0].split(",")
     for name in header.split()[1:]:
         assert name in row and name in cols, name
