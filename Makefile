@@ -2,30 +2,51 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+# Two stamps: the program alone (install, demo) and the program plus the test extras
+# (pytest, hypothesis, scikit-learn, ruff, mypy) for test and lint.
 STAMP  := $(VENV)/.installed-stamp
+TSTAMP := $(VENV)/.test-stamp
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: install demo test lint format bench bench-10x fuzz clean
+.PHONY: install demo test test-slow lint format bench bench-10x fuzz clean tidecv-oracle report-check
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -e '.[test]'
+	$(PIP) install -e .
 	touch $(STAMP)
 
+$(TSTAMP): $(STAMP)
+	$(PIP) install -e '.[test]'
+	touch $(TSTAMP)
+
 install: $(STAMP)
+
+# Test-only oracle: the reference TIDE (tidecv, PyPI) outside the package's dependencies. Its
+# own requirements are plotting libraries (OpenCV, matplotlib, seaborn) that the numbers never
+# touch, so it is installed without them; tests/oracle/tide_harness.py runs it in a child.
+TIDECV := $(VENV)/.tidecv-stamp
+$(TIDECV): $(STAMP)
+	$(PIP) install --no-deps --target $(VENV)/tidecv-oracle tidecv==1.0.1 appdirs==1.4.4
+	touch $@
+
+tidecv-oracle: $(TIDECV)
 
 demo: $(STAMP)
 	$(BIN)/iou-eval sample_data/coco/preds.json sample_data/coco/gt.json --per-class -o table
 
-test: $(STAMP)
-	$(BIN)/python -m pytest
+# The fast suite (well under a minute); tests marked slow (long fuzz and scale) run in test-slow.
+test: $(TSTAMP) $(TIDECV)
+	$(BIN)/python -m pytest -m "not slow"
 
-lint: $(STAMP)
+test-slow: $(TSTAMP) $(TIDECV)
+	$(BIN)/python -m pytest -m slow
+
+lint: $(TSTAMP)
 	$(BIN)/ruff check iou_cli tests bench
 	$(BIN)/ruff format --check iou_cli tests bench
 	$(BIN)/mypy iou_cli
 
-format: $(STAMP)
+format: $(TSTAMP)
 	$(BIN)/ruff format iou_cli tests bench
 	$(BIN)/ruff check --fix iou_cli tests bench
 
@@ -38,18 +59,36 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/iou_matrix.py
 	$(BIN)/python bench/run.py --scale 1
 	$(BIN)/python bench/run.py --scale 1 --iou-type segm
+	$(BIN)/python bench/run.py --scale 1 --tools iou-eval,iou-eval+analyses
+	$(BIN)/python bench/lvis_bench.py
 
 bench-10x: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 10
 
 # Long campaigns: hypothesis mutation fuzzers (tests marked fuzz; `make test` runs them short),
-# 1000 random COCO scenes against pycocotools, then coverage-guided atheris when it installs.
-fuzz: $(STAMP)
+# 1000 random COCO scenes against pycocotools, 1000 TIDE scenes against tidecv, 300 federated
+# scenes against lvis-api, then coverage-guided atheris when it installs.
+fuzz: $(TSTAMP) $(TIDECV)
 	IOU_EVAL_FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest tests -m fuzz -p no:cacheprovider
 	IOU_EVAL_DIFF_SEEDS=1000 $(BIN)/python -m pytest tests/oracle/test_coco_random.py -p no:cacheprovider
+	IOU_EVAL_TIDE_SCENES=1000 $(BIN)/python -m pytest tests/analysis/test_tide_oracle.py -p no:cacheprovider
+	IOU_EVAL_LVIS_SEEDS=300 $(BIN)/python -m pytest tests/oracle/test_lvis_oracle.py -p no:cacheprovider
 	@if $(PIP) install atheris; then \
 		$(BIN)/python tests/robust/atheris_loaders.py -atheris_runs=50000; \
 	else echo "make fuzz: atheris does not install here; coverage-guided step skipped"; fi
+
+# The sample HTML report rendered in a real browser (headless chromium, installed with apt
+# when missing and we are root); fails when the screenshot is blank or the figures are missing.
+report-check: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else echo "make report-check: install chromium first (apt-get install chromium)"; exit 2; fi
+	mkdir -p build
+	$(BIN)/iou-eval sample_data/coco/preds.json sample_data/coco/gt.json -q -o json \
+		--report build/sample_report.html > /dev/null
+	$(BIN)/python -m tests.browser build/sample_report.html build/sample_report.png 2400
+	@echo "make report-check: look at build/sample_report.png"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench/_data bench/_out

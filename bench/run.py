@@ -8,6 +8,7 @@ stats of each tool are checked for exact (bit-for-bit) equality with pycocotools
     python bench/run.py --scale 1                 # `make bench`
     python bench/run.py --scale 10                # `make bench-10x` (pycocotools not run)
     python bench/run.py --tools iou-eval,hotcoco --runs 5
+    python bench/run.py --scale 1 --tools iou-eval,iou-eval+analyses   # analyses' cost
 
 The anchors are benchmark-only dependencies (``pip install faster-coco-eval hotcoco``);
 a tool that is not installed is reported as "not installed", never silently dropped.
@@ -35,6 +36,8 @@ import gen  # noqa: E402
 BIN = os.path.dirname(os.path.abspath(sys.executable))
 STAT_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"]
 ALL_TOOLS = ["iou-eval", "pycocotools", "faster-coco-eval", "hotcoco", "hotcoco-cli"]
+# every analysis of issue 11 on top of the evaluation (not in the default tool list)
+ANALYSES = ["--tide", "--confusion", "--per-image", "--calibration"]
 REFERENCE = "pycocotools"
 LIBRARY = "hotcoco"  # the target is stated relative to hotcoco used as a library
 
@@ -48,6 +51,8 @@ def command(tool: str, preds: str, gt: str, iou_type: str = "bbox") -> list[str]
         exe = os.path.join(BIN, "iou-eval")
         exe = exe if os.path.exists(exe) else "iou-eval"
         return [exe, preds, gt, "-o", "json", "--iou-type", iou_type]
+    if tool == "iou-eval+analyses":
+        return command("iou-eval", preds, gt, iou_type) + ANALYSES
     if tool == "pycocotools":
         return _anchor("pycocotools") + [preds, gt, iou_type]
     if tool == "faster-coco-eval":
@@ -66,6 +71,7 @@ def installed(tool: str) -> bool:
 
     module = {
         "iou-eval": "iou_cli",
+        "iou-eval+analyses": "iou_cli",
         "pycocotools": "pycocotools",
         "faster-coco-eval": "faster_coco_eval",
         "hotcoco": "hotcoco",
@@ -77,7 +83,7 @@ def installed(tool: str) -> bool:
 def parse_stats(tool: str, out: str) -> list[float]:
     """The 12 stats in pycocotools order; -1.0 where undefined (iou-eval says null)."""
     data = json.loads(out)
-    if tool == "iou-eval":
+    if tool.startswith("iou-eval"):
         summary = data["summary"]
         return [-1.0 if summary[k] is None else float(summary[k]) for k in STAT_KEYS]
     if tool == "hotcoco-cli":

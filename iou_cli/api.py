@@ -24,6 +24,7 @@ from .loaders import FORMATS, LoadOptions
 from .result import Result
 
 IOU_TYPES = ("bbox", "segm")
+UNKNOWN = ("error", "skip", "skip-images", "skip-classes")
 
 # a path (str or os.PathLike), or an in-memory COCO object: a results list or a dataset dict
 Source = Union[str, "os.PathLike[str]", list[Any], dict[str, Any]]
@@ -102,6 +103,18 @@ def evaluate(
     image_size: tuple[float, float] | None = None,
     unknown: str = "error",
     progress: Callable[[str, int, int], None] | None = None,
+    classes: Sequence[str] | None = None,
+    image_ids: Sequence[str] | None = None,
+    class_agnostic: bool = False,
+    tide: bool = False,
+    tide_pos_thr: float = 0.5,
+    tide_bg_thr: float = 0.1,
+    confusion: bool = False,
+    per_image: bool = False,
+    calibration: bool = False,
+    split: str | None = None,
+    image_map: str | None = None,
+    voc_origin: int = 0,
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth``.
 
@@ -113,6 +126,13 @@ def evaluate(
     operating point (TP/FP/FN, precision, recall, F1, mean IoU) is taken at ``iou_thr`` and
     ``score_thr`` (default: the confidence that maximises F1). The result carries the typed
     evaluation (``result.evaluation``) and its match table (``result.table``).
+
+    Subsets (issue 11): ``classes`` (names or ids), ``image_ids`` (ids or file stems) and
+    ``class_agnostic`` evaluate as pycocotools with ``params.catIds`` / ``params.imgIds``
+    restricted and ``params.useCats = 0``. Analyses: ``tide`` (``tide_pos_thr``,
+    ``tide_bg_thr``), ``confusion``, ``per_image`` (with label-error candidates) and
+    ``calibration`` add sections to ``result.extra``; with ``matches`` the false-positive rows
+    carry their TIDE ``error`` and best-overlapping ground truth.
     """
     options = {
         "iou_type": iou_type,
@@ -138,6 +158,20 @@ def evaluate(
     from .protocols import get_protocol, resolve_options
 
     resolve_options(get_protocol(protocol), options)  # option errors before any reading
+    from .analysis.run import AnalysisOptions
+    from .analysis.run import check as check_analyses
+
+    analyses = AnalysisOptions(
+        tide=tide,
+        confusion=confusion,
+        per_image=per_image,
+        calibration=calibration,
+        tide_pos_thr=float(tide_pos_thr),
+        tide_bg_thr=float(tide_bg_thr),
+    )
+    check_analyses(analyses, protocol)
+    if voc_origin not in (0, 1):
+        raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
     opts = LoadOptions(
         pred_format=pred_format,
         gt_format=gt_format,
@@ -149,10 +183,22 @@ def evaluate(
         image_size=image_size,
         unknown=unknown,
         progress=progress,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+        protocol=protocol,
     )
     ds = load_pair(predictions, ground_truth, opts)
+    if classes or image_ids or class_agnostic:
+        from .analysis import subset
+
+        ds = subset.apply(ds, classes=classes, image_ids=image_ids, agnostic=class_agnostic)
     result = evaluate_dataset(ds, protocol=protocol, **options)
     result.info.insert(0, read_line(ds, iou_type))
+    if analyses.any or result.matches is not None:
+        from .analysis.run import analyze
+
+        analyze(result, analyses)
     return result
 
 
@@ -173,11 +219,11 @@ def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> 
     p = get_protocol(protocol)
     opts = resolve_options(p, options)
     result = p.run(ds, opts).result()
+    result.info.extend(ds.info)  # how the files were read and joined
+    result.warnings.extend(ds.warnings)
     from .checks import warnings_for, zero_ap_warning
 
     max_dets = opts.get("max_dets")
-    result.info.extend(ds.info)
-    result.warnings.extend(ds.warnings)
     result.warnings.extend(warnings_for(ds, max_dets=max(max_dets) if max_dets else None))
     zero = zero_ap_warning(ds, result.summary)
     if zero:
@@ -224,8 +270,8 @@ def check_options(
         th = list(iou_thrs)
         if not th or any(not (0 < t <= 1) for t in th) or th != sorted(set(th)):
             raise UsageError(f"--iou-thrs: expected increasing thresholds in (0, 1], got {th}")
-    if unknown not in ("error", "skip"):
-        raise UsageError(f"--unknown: expected error or skip, got {unknown!r}")
+    if unknown not in UNKNOWN:
+        raise UsageError(f"--unknown: expected one of {', '.join(UNKNOWN)}, got {unknown!r}")
     for f in formats:
         if f is not None and f not in FORMATS:
             raise UsageError(f"format {f!r}: expected one of {', '.join(FORMATS)}")

@@ -11,12 +11,9 @@ Conversions are plain float64 arithmetic, done once at the loader edge.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import numpy.typing as npt
 
-BoxFormat = Literal["xyxy", "xywh", "cxcywh"]
 BOX_FORMATS: tuple[str, ...] = ("xyxy", "xywh", "cxcywh")
 
 FloatArray = npt.NDArray[np.float64]
@@ -76,26 +73,38 @@ def corners_and_area(
     ``maskApi.c:bbIou`` computes them, so IoUs agree with pycocotools to the last bit.
     Raises ValueError naming the first row with a negative width or height.
     """
-    check_format(box_format)
-    a0, a1, a2, a3 = boxes[..., 0], boxes[..., 1], boxes[..., 2], boxes[..., 3]
-    if box_format == "xyxy":
-        w = a2 - a0
-        h = a3 - a1
-        x1, y1, x2, y2 = a0, a1, a2, a3
-    elif box_format == "xywh":
-        w, h = a2, a3
-        x1, y1, x2, y2 = a0, a1, a0 + a2, a1 + a3
-    else:  # cxcywh
-        w, h = a2, a3
-        x1, y1, x2, y2 = a0 - a2 / 2, a1 - a3 / 2, a0 + a2 / 2, a1 + a3 / 2
+    x1, y1, x2, y2, w, h = _extent(boxes, box_format)
     bad = (w < 0) | (h < 0)
     if bad.any():
         idx = np.argwhere(bad)[0]
-        what = "x2 < x1 or y2 < y1" if box_format == "xyxy" else "negative width or height"
         raise ValueError(
-            f"{name}: row {_row(idx)} is inverted ({what}): {boxes[tuple(idx)].tolist()}"
+            f"{name}: row {_row(idx)} is inverted ({inverted_what(box_format)}): "
+            f"{boxes[tuple(idx)].tolist()}"
         )
     return x1, y1, x2, y2, w * h
+
+
+def _extent(boxes: FloatArray, box_format: str) -> tuple[FloatArray, ...]:
+    """``x1, y1, x2, y2, w, h`` of boxes (..., 4) given in ``box_format``."""
+    check_format(box_format)
+    a0, a1, a2, a3 = boxes[..., 0], boxes[..., 1], boxes[..., 2], boxes[..., 3]
+    if box_format == "xyxy":
+        return a0, a1, a2, a3, a2 - a0, a3 - a1
+    if box_format == "xywh":
+        return a0, a1, a0 + a2, a1 + a3, a2, a3
+    # cxcywh
+    return a0 - a2 / 2, a1 - a3 / 2, a0 + a2 / 2, a1 + a3 / 2, a2, a3
+
+
+def inverted(boxes: FloatArray, box_format: str) -> npt.NDArray[np.bool_]:
+    """Which boxes (..., 4) have a negative width or height in ``box_format``."""
+    _, _, _, _, w, h = _extent(boxes, box_format)
+    return np.asarray((w < 0) | (h < 0), dtype=bool)
+
+
+def inverted_what(box_format: str) -> str:
+    """What an inverted box is in ``box_format``, for messages."""
+    return "x2 < x1 or y2 < y1" if box_format == "xyxy" else "negative width or height"
 
 
 def convert(boxes: npt.ArrayLike, src: str, dst: str) -> FloatArray:

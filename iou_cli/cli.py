@@ -19,7 +19,6 @@ from .errors import InputError, IouEvalError, UsageError
 
 PROG = "iou-eval"
 VERBS = {"evaluate", "iou"}
-_DEBUG = False
 
 app = typer.Typer(
     name=PROG,
@@ -85,19 +84,28 @@ def resolve_output(output: str | None) -> str:
 def print_result(result: Any, output: str, per_class: bool, title: Any = PROG) -> None:
     from . import report
 
+    extra = getattr(result, "extra", None) or {}
     if output == "json":
         sys.stdout.write(report.to_json(result))
     elif output == "csv":
-        sys.stdout.write(report.to_csv(result, per_class=per_class))
+        chosen = _analysis_csv(extra)
+        sys.stdout.write(
+            chosen if chosen is not None else report.to_csv(result, per_class=per_class)
+        )
     elif output == "markdown":
         sys.stdout.write(report.to_markdown(result, per_class=per_class))
+        if extra:
+            from .analysis.render import to_markdown
+
+            sys.stdout.write(to_markdown(extra))
     else:
         _print_table(result, per_class, title)
     sys.stdout.flush()
 
 
 def _print_table(result: Any, per_class: bool, title: Any, *, stderr: bool = False) -> None:
-    """The rich table at the terminal's width; piped, at the table's full width."""
+    """The rich table (and the analyses' tables) at the terminal's width; piped, at the
+    table's full width."""
     from rich.console import Console
 
     from . import report
@@ -110,6 +118,24 @@ def _print_table(result: Any, per_class: bool, title: Any, *, stderr: bool = Fal
     console.print(
         report.render_table(result, per_class=per_class, title=title, width=console.width)
     )
+    extra = getattr(result, "extra", None) or {}
+    if extra:
+        from .analysis.render import renderables
+
+        for part in renderables(extra):
+            console.print(part)
+
+
+def _analysis_csv(extra: dict[str, Any]) -> str | None:
+    """Issue 11: with -o csv, the table of the one analysis asked for (else None)."""
+    if not extra:
+        return None
+    from .analysis.render import SECTIONS, csv_table
+
+    for name, _flag in SECTIONS:
+        if name in extra:
+            return csv_table(name, extra[name])
+    return None
 
 
 def emit(
@@ -165,6 +191,102 @@ def parse_float_list(text: str, option: str) -> list[float]:
         return [float(p) for p in text.split(",") if p.strip()]
     except ValueError:
         raise UsageError(f"{option}: expected numbers such as 0.5,0.75, got {text!r}") from None
+
+
+# --------------------------------------------------------------------------- visuals (issue 13)
+# --curves (JSON curves section), --plots DIR (PNG + SVG files), --report FILE.html (one
+# self-contained page). iou_cli/curves.py computes, plots.py draws (matplotlib, imported only
+# here and only when asked), report_html.py writes the page; these helpers map the options.
+
+CurvesOpt = Annotated[
+    bool,
+    typer.Option("--curves", help="Add PR curves and P/R/F1-vs-confidence curves to -o json."),
+]
+PlotsOpt = Annotated[
+    str | None,
+    typer.Option("--plots", metavar="DIR", help="Write figures as PNG and SVG into DIR."),
+]
+ReportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--report", metavar="FILE.html", help="Write a self-contained HTML report (offline)."
+    ),
+]
+
+
+def check_visuals(plots: str | None, report: str | None, inputs: list[str]) -> None:
+    """Fail before the work: targets that cannot be written, matplotlib missing."""
+    if plots is None and report is None:
+        return
+    import importlib.util
+
+    from .outputs import check_target
+
+    if importlib.util.find_spec("matplotlib") is None:
+        opt = "--plots" if plots is not None else "--report"
+        raise UsageError(f"{opt} needs matplotlib: pip install 'iou-eval[plots]'")
+    if report is not None:
+        check_target(report, inputs)
+    if plots is not None:
+        if os.path.isdir(plots):
+            check_target(os.path.join(plots, "pr_curve.png"), inputs)
+        else:
+            check_target(plots, inputs)
+
+
+def write_visuals(
+    result: Any,
+    *,
+    curves: bool,
+    plots: str | None,
+    report: str | None,
+    inputs: list[str],
+    named: dict[str, str],
+) -> None:
+    """Compute the curves once; put them in the JSON, the figures and the page as asked."""
+    if not (curves or plots or report):
+        return
+    from .curves import for_result
+    from .text import term
+
+    cv = for_result(result)
+    if curves and cv is not None:
+        result.extra["curves"] = cv
+    if plots is not None:
+        from .plots import write_plots
+
+        written = write_plots(result, cv, plots, inputs)
+        result.info.append(f"wrote {len(written)} figure files to {term(plots)}")
+    if report is not None:
+        from .outputs import write_atomic
+        from .report_html import evaluation_report
+
+        write_atomic(report, evaluation_report(result, cv, inputs=named), inputs)
+        result.info.append(f"wrote the report {term(report)}")
+
+
+def write_compare_report(comparison: Any, report: str, inputs: list[str]) -> None:
+    """``compare --report FILE.html``: the deltas (and CIs), per-class delta bars, and A's
+    and B's PR curves overlaid when both sides have curves. ``comparison.sources`` holds A
+    and B: their Results (predictions mode) or loaded ``-o json`` reports (reports mode:
+    curves when they were saved with ``--curves``); ``check_visuals(None, report, inputs)``
+    goes before the work."""
+    from .curves import curves_of
+    from .outputs import write_atomic
+    from .report_html import compare_report
+    from .text import term
+
+    a, b = getattr(comparison, "sources", None) or (None, None)
+    page = compare_report(
+        comparison,
+        curves_a=None if a is None else curves_of(a),
+        curves_b=None if b is None else curves_of(b),
+        label_a=os.path.basename(inputs[0]),
+        label_b=os.path.basename(inputs[1]),
+        inputs=dict(zip(("A", "B", "ground truth"), inputs, strict=False)),
+    )
+    write_atomic(report, page, inputs)
+    comparison.info.append(f"wrote the report {term(report)}")
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -239,6 +361,57 @@ IOU_EXAMPLES = """Examples:
   iou-eval iou boxes_a.csv boxes_b.csv -o csv
 """
 
+# ---- issue 11: subsets and analyses (options; parsed by analysis_args below)
+ClassesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--classes", metavar="NAME[,NAME...]", help="Evaluate these classes (names or ids)."
+    ),
+]
+ImageIdsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--image-ids", metavar="FILE|ID,...", help="Evaluate these images (ids or file stems)."
+    ),
+]
+AgnosticOpt = Annotated[
+    bool, typer.Option("--class-agnostic", help="Match all classes as one (COCO useCats=0).")
+]
+TideOpt = Annotated[bool, typer.Option("--tide", help="TIDE error breakdown (dAP per error type).")]
+TidePosOpt = Annotated[
+    float, typer.Option("--tide-pos-thr", help="TIDE (and calibration) positive IoU threshold.")
+]
+TideBgOpt = Annotated[float, typer.Option("--tide-bg-thr", help="TIDE background IoU threshold.")]
+ConfusionOpt = Annotated[
+    bool, typer.Option("--confusion", help="Confusion matrix at the operating point.")
+]
+PerImageOpt = Annotated[
+    bool, typer.Option("--per-image", help="Per-image view and label-error candidates.")
+]
+CalibrationOpt = Annotated[
+    bool, typer.Option("--calibration", help="ECE / MCE of the scores (10 bins).")
+]
+
+
+def analysis_args(
+    out: str | None, *, tide: bool, confusion: bool, per_image: bool, calibration: bool
+) -> None:
+    """CSV is one stream, one table: with -o csv at most one analysis (its table)."""
+    flags = [
+        f
+        for f, on in (
+            ("--tide", tide),
+            ("--confusion", confusion),
+            ("--per-image", per_image),
+            ("--calibration", calibration),
+        )
+        if on
+    ]
+    if out == "csv" and len(flags) > 1:
+        raise UsageError(
+            f"-o csv prints one table: choose one of {', '.join(flags)}, or use -o json"
+        )
+
 
 @app.command("evaluate", help=EVALUATE_HELP, epilog=EVALUATE_EXAMPLES)
 def evaluate_cmd(
@@ -268,8 +441,9 @@ def evaluate_cmd(
         str,
         typer.Option(
             "--protocol",
-            metavar="coco|voc|voc07",
-            help="COCO 101-point AP over IoU .50:.95; VOC all-point; VOC2007 11-point.",
+            metavar="coco|voc|voc07|lvis",
+            help="COCO 101-point AP over IoU .50:.95; VOC all-point; VOC2007 11-point; LVIS "
+            "(federated, lvis-api).",
             rich_help_panel=P_PROTOCOL,
         ),
     ] = "coco",
@@ -390,11 +564,40 @@ def evaluate_cmd(
         str,
         typer.Option(
             "--unknown",
-            metavar="error|skip",
-            help="Predictions for images/classes the ground truth lacks: error, or drop them.",
+            metavar="error|skip|skip-images|skip-classes",
+            help="Predictions for images/classes the ground truth does not know: error, or "
+            "drop them.",
             rich_help_panel=P_INPUTS,
         ),
     ] = "error",
+    classes: ClassesOpt = None,
+    image_ids: ImageIdsOpt = None,
+    class_agnostic: AgnosticOpt = False,
+    tide: TideOpt = False,
+    tide_pos_thr: TidePosOpt = 0.5,
+    tide_bg_thr: TideBgOpt = 0.1,
+    confusion: ConfusionOpt = False,
+    per_image: PerImageOpt = False,
+    calibration: CalibrationOpt = False,
+    # --- issue 17: layouts as tools write them (loaders.LoadOptions)
+    split: Annotated[
+        str | None,
+        typer.Option("--split", help="Split of a data.yaml / obj.data / VOC root (default val)."),
+    ] = None,
+    image_map: Annotated[
+        str | None,
+        typer.Option(
+            "--image-map", metavar="COCO.json", help="Image id <-> file_name for results lists."
+        ),
+    ] = None,
+    voc_origin: Annotated[
+        int,
+        typer.Option("--voc-origin", help="VOC corners: 0 continuous (default), 1 devkit 1-based."),
+    ] = 0,
+    # --- end issue 17
+    curves: CurvesOpt = False,
+    plots: PlotsOpt = None,
+    report: ReportOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
     debug: DebugOpt = False,
@@ -413,6 +616,18 @@ def evaluate_cmd(
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
     size = parse_image_size(image_size)
+    analysis_args(out, tide=tide, confusion=confusion, per_image=per_image, calibration=calibration)
+    subset_opts: dict[str, Any] = {}
+    if classes is not None or image_ids is not None or class_agnostic:
+        from .analysis.subset import parse_list, read_image_ids
+
+        if classes is not None and not parse_list(classes):
+            raise UsageError(f"--classes: expected NAME[,NAME...], got {classes!r}")
+        subset_opts = {
+            "classes": parse_list(classes) if classes is not None else None,
+            "image_ids": read_image_ids(image_ids) if image_ids is not None else None,
+            "class_agnostic": class_agnostic,
+        }
     check_options(
         protocol=protocol,
         iou_type=iou_type,
@@ -433,11 +648,16 @@ def evaluate_cmd(
     # the keys come from the protocol
     keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
     gate_list = gating.resolve(gate_list, keys, protocol=protocol, iou_thr=op_iou)
-    inputs = [p for p in (predictions, ground_truth, names, gt_names, pred_names, images) if p]
+    inputs = [
+        p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
+    ]
+    if image_ids is not None and os.path.isfile(image_ids):
+        inputs.append(image_ids)  # an --image-ids file is an input too: never written over
     if matches not in (None, "-"):
         from .outputs import check_target
 
         check_target(matches, inputs)  # fail before the work, not after
+    check_visuals(plots, report, inputs)
     progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
     try:
         result = evaluate(
@@ -457,6 +677,16 @@ def evaluate_cmd(
             image_size=size,
             unknown=unknown,
             progress=progress,
+            tide=tide,
+            tide_pos_thr=tide_pos_thr,
+            tide_bg_thr=tide_bg_thr,
+            confusion=confusion,
+            per_image=per_image,
+            calibration=calibration,
+            **subset_opts,
+            split=split,
+            image_map=image_map,
+            voc_origin=voc_origin,
             **protocol_options,
         )
     finally:
@@ -466,6 +696,14 @@ def evaluate_cmd(
     if verbose:
         result.info.append(f"time: total {done - started:.3f} s")
     _add_meta(result, predictions, ground_truth, protocol, done - started)
+    write_visuals(
+        result,
+        curves=curves,
+        plots=plots,
+        report=report,
+        inputs=inputs,
+        named={"predictions": predictions, "ground truth": ground_truth},
+    )
     matches_text = None
     if matches is not None and result.matches is not None:
         from .report import matches_csv
@@ -567,53 +805,6 @@ class _progress_bar:
 # --------------------------------------------------------------------------- iou
 
 
-def _parse_box_arg(text: str, what: str) -> Any:
-    import numpy as np
-
-    if os.path.exists(text):
-        return _read_box_csv(text)
-    parts = text.replace(";", ",").split(",")
-    try:
-        nums = [float(p) for p in parts]
-    except ValueError:
-        raise UsageError(
-            f"{what}: expected a box 'x1,y1,x2,y2' or a CSV file of boxes, got {text!r}"
-        ) from None
-    if len(nums) != 4:
-        raise UsageError(f"{what}: expected 4 numbers, got {len(nums)} in {text!r}")
-    return np.asarray([nums], dtype=np.float64)
-
-
-def _read_box_csv(path: str) -> Any:
-    import csv
-
-    import numpy as np
-
-    from .errors import InputError
-
-    if os.path.isdir(path):
-        raise InputError(path, None, "is a folder, expected a CSV file of boxes")
-    boxes: list[list[float]] = []
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            for lineno, row in enumerate(csv.reader(fh), start=1):
-                cells = [c.strip() for c in row if c.strip() != ""]
-                if not cells:
-                    continue
-                try:
-                    nums = [float(c) for c in cells]
-                except ValueError:
-                    if lineno == 1 and not boxes:
-                        continue  # header
-                    raise InputError(path, lineno, f"expected 4 numbers, got {row!r}") from None
-                if len(nums) != 4:
-                    raise InputError(path, lineno, f"expected 4 numbers, got {len(nums)}")
-                boxes.append(nums)
-    except UnicodeDecodeError:
-        raise InputError(path, None, "not UTF-8 text (expected a CSV file of boxes)") from None
-    return np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
-
-
 @app.command("iou", epilog=IOU_EXAMPLES)
 def iou_cmd(
     box_a: Annotated[str, typer.Argument(help="A box 'x1,y1,x2,y2' or a CSV file of boxes.")],
@@ -629,53 +820,23 @@ def iou_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """IoU of two boxes, or the pairwise IoU matrix of two box CSV files."""
-    global _DEBUG
-    _DEBUG = _DEBUG or debug
-    import json
+    from .pairwise import box_iou_matrix
 
-    from .boxes import BOX_FORMATS
-    from .engine import iou
-
-    if box_format not in BOX_FORMATS:
-        raise UsageError(
-            f"--box-format: expected one of {', '.join(BOX_FORMATS)}, got {box_format!r}"
-        )
-    a = _parse_box_arg(box_a, "BOX_A")
-    b = _parse_box_arg(box_b, "BOX_B")
-    try:
-        m = iou(a, b, box_format=box_format, iscrowd=[crowd] * b.shape[0])
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    single = not os.path.exists(box_a) and not os.path.exists(box_b)
-    if single and output is None:
-        sys.stdout.write(f"{float(m[0, 0])!r}\n")
-        return
-    out = resolve_output(output)
-    if out == "json":
-        doc: Any = float(m[0, 0]) if single else [[float(x) for x in r] for r in m]
-        sys.stdout.write(json.dumps({"iou": doc, "box_format": box_format, "crowd": crowd}) + "\n")
-    elif out == "csv":
-        from .report import matrix_csv
-
-        sys.stdout.write(matrix_csv(m))
-    elif out == "markdown":
-        header = "| |" + "|".join(f" b{j} " for j in range(m.shape[1])) + "|\n"
-        header += "|---|" + "---:|" * m.shape[1] + "\n"
-        body = "".join(
-            f"| a{i} |" + "|".join(f" {x:.6f} " for x in m[i]) + "|\n" for i in range(m.shape[0])
-        )
-        sys.stdout.write(header + body)
-    else:
+    out = None if output is None else resolve_output(output)
+    m = box_iou_matrix(box_a, box_b, box_format=box_format, crowd=crowd)
+    if out is None:  # two boxes: the bare number; files: as every other verb
+        out = "value" if m.single else resolve_output(None)
+    if out == "table":
         from rich.console import Console
-        from rich.table import Table
 
-        t = Table(title=f"IoU ({box_format}{', crowd' if crowd else ''})")
-        t.add_column("")
-        for j in range(m.shape[1]):
-            t.add_column(f"b{j}", justify="right", no_wrap=True)
-        for i in range(m.shape[0]):
-            t.add_row(f"a{i}", *[f"{x:.6f}" for x in m[i]])
-        Console(highlight=False).print(t)
+        from .report import iou_matrix_table
+
+        Console(highlight=False).print(iou_matrix_table(m))
+    else:
+        from .report import iou_matrix_text
+
+        sys.stdout.write(iou_matrix_text(m, out))
+    sys.stdout.flush()
 
 
 # --------------------------------------------------------------------------- entry point
@@ -684,7 +845,7 @@ def iou_cmd(
 ROOT_OPTIONS = ("--version", "--install-completion", "--show-completion")
 
 
-def _dispatch_args(argv: list[str]) -> list[str]:
+def _dispatch_args(argv: list[str], command: Any = None) -> list[str]:
     """``iou-eval PRED GT ...`` means ``iou-eval evaluate PRED GT ...``.
 
     * ``iou-eval`` and ``iou-eval --help`` show the default verb's help (it lists the verbs);
@@ -692,7 +853,9 @@ def _dispatch_args(argv: list[str]) -> list[str]:
       is also a verb's name (``iou-eval labels gt/`` in a folder holding Ultralytics'
       ``labels/``): a note on stderr says so;
     * a first argument that is neither a path nor a verb but looks like a mistyped verb is a
-      usage error that names the verb.
+      usage error that names the verb;
+    * a negative box such as ``iou-eval iou -5,0,5,5 0,0,5,5`` is an argument, not an option
+      (``command``: the click group, to know which options take a value).
     """
     if not argv or argv[0] in ("-h", "--help"):
         return ["evaluate", "--help"]
@@ -710,6 +873,8 @@ def _dispatch_args(argv: list[str]) -> list[str]:
                 f"verb, start iou-eval from another folder)"
             )
             return ["evaluate", *argv]
+        if first == "iou" and command is not None:
+            return [first, *_numbers_as_arguments(argv[1:], command.commands[first])]
         return argv
     if not first.startswith("-") and not os.path.exists(first):
         import difflib
@@ -723,6 +888,44 @@ def _dispatch_args(argv: list[str]) -> list[str]:
     return ["evaluate", *argv]
 
 
+def _is_number_list(token: str) -> bool:
+    """``-5,0,5,5`` (or ``-1e3;2;3;4``, ``-5``): numbers, so never an option name."""
+    try:
+        for part in token.replace(";", ",").split(","):
+            float(part)
+    except ValueError:
+        return False
+    return True
+
+
+def _numbers_as_arguments(args: list[str], command: Any) -> list[str]:
+    """Options first, then ``--``, then the arguments, when an argument starts with ``-``
+    and is a list of numbers (click would take it for an option). Unchanged otherwise."""
+    end = args.index("--") if "--" in args else len(args)
+    if not any(t.startswith("-") and _is_number_list(t) for t in args[:end]):
+        return args
+    takes_value = {
+        name
+        for p in command.params
+        if p.param_type_name == "option" and not p.is_flag and not p.count
+        for name in p.opts
+    }
+    options: list[str] = []
+    arguments: list[str] = []
+    i = 0
+    while i < end:
+        token = args[i]
+        if token.startswith("-") and len(token) > 1 and not _is_number_list(token):
+            options.append(token)
+            if token in takes_value and i + 1 < end:
+                i += 1
+                options.append(args[i])
+        else:
+            arguments.append(token)
+        i += 1
+    return [*options, "--", *arguments, *args[end + 1 :]]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point; always ends with ``sys.exit``."""
     try:  # typer >= 0.27 vendors click; older releases depend on it
@@ -730,15 +933,14 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover
         from click import exceptions as click_exc  # type: ignore[no-redef]
 
-    raw = list(sys.argv[1:] if argv is None else argv)
-    global _DEBUG
-    _DEBUG = "--debug" in raw
     command = typer.main.get_command(app)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in raw  # every command's --debug: a traceback instead of one line
     try:
-        args = _dispatch_args(raw)
+        args = _dispatch_args(raw, command)
         code = command.main(args=args, prog_name=PROG, standalone_mode=False)
     except IouEvalError as exc:
-        if _DEBUG:
+        if debug:
             raise
         if isinstance(exc, InputError) and exc.path == "-":
             exc.path = "<stdin>"
@@ -753,7 +955,7 @@ def main(argv: list[str] | None = None) -> None:
         stderr_line(f"{PROG}: interrupted")
         sys.exit(130)
     except click_exc.ClickException as exc:
-        if _DEBUG:
+        if debug:
             raise
         stderr_line(f"{PROG}: error: {_click_message(exc, click_exc)}")
         sys.exit(2)
@@ -881,8 +1083,6 @@ def segment_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """Semantic segmentation: per-class IoU, mIoU, fwIoU, mAcc, aAcc of label-map PNGs."""
-    global _DEBUG
-    _DEBUG = _DEBUG or debug
     started = _clock()
     from .gates import parse_gates, resolve
     from .segment import SUMMARY_KEYS, evaluate_segment
@@ -958,8 +1158,6 @@ def labels_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """Multi-label classification: per-class IoU (Jaccard) and its averages from two CSV files."""
-    global _DEBUG
-    _DEBUG = _DEBUG or debug
     started = _clock()
     from .gates import parse_gates, resolve
     from .labels import SUMMARY_KEYS, evaluate_labels

@@ -35,10 +35,6 @@ class Images:
     def __len__(self) -> int:
         return len(self.keys)
 
-    @classmethod
-    def empty(cls) -> Images:
-        return cls([], [], np.zeros(0), np.zeros(0))
-
 
 @dataclass
 class Categories:
@@ -127,10 +123,6 @@ class Boxes:
             normalized=normalized,
         )
 
-    @classmethod
-    def empty(cls) -> Boxes:
-        return cls.build(np.zeros((0, 4)), image=[], category=[])
-
     def take(self, index: npt.ArrayLike) -> Boxes:
         """Rows ``index`` (an integer or boolean index array)."""
         idx = np.asarray(index)
@@ -156,6 +148,46 @@ class Boxes:
 
 
 @dataclass
+class Federated:
+    """LVIS's federated labels as columns (CSR rows over the image table, never images x classes).
+
+    Image ``i``'s categories verified absent are ``neg_cat[neg_ptr[i]:neg_ptr[i + 1]]``, those
+    not exhaustively annotated ``nel_cat[nel_ptr[i]:nel_ptr[i + 1]]`` (category indices into
+    the side's category table, sorted, unique; ids the table does not know are dropped: the
+    evaluation only ever asks about known categories). ``frequency`` is each category's group:
+    0 rare, 1 common, 2 frequent, -1 not given. ``missing`` locates the first LVIS field the
+    file lacks (e.g. ``images[3].neg_category_ids``); the LVIS protocol refuses such a file.
+    """
+
+    neg_ptr: IntArray  # (n_images + 1,)
+    neg_cat: IntArray  # (n_neg,)
+    nel_ptr: IntArray  # (n_images + 1,)
+    nel_cat: IntArray  # (n_nel,)
+    frequency: IntArray  # (n_categories,)
+    missing: str | None = None
+
+    def take_images(self, order: IntArray) -> Federated:
+        """The rows of images ``order`` (a permutation), in that order."""
+        neg_ptr, neg_cat = _csr_take(self.neg_ptr, self.neg_cat, order)
+        nel_ptr, nel_cat = _csr_take(self.nel_ptr, self.nel_cat, order)
+        return replace(self, neg_ptr=neg_ptr, neg_cat=neg_cat, nel_ptr=nel_ptr, nel_cat=nel_cat)
+
+    @staticmethod
+    def pair_keys(ptr: IntArray, cat: IntArray, n_categories: int) -> IntArray:
+        """``image * n_categories + category`` of every (image, category) entry, sorted."""
+        image = np.repeat(np.arange(ptr.shape[0] - 1, dtype=np.int64), np.diff(ptr))
+        return image * n_categories + cat
+
+
+def _csr_take(ptr: IntArray, col: IntArray, order: IntArray) -> tuple[IntArray, IntArray]:
+    lengths = np.diff(ptr)[order]
+    new_ptr = np.zeros(order.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_ptr[1:])
+    starts = np.repeat(ptr[:-1][order] - new_ptr[:-1], lengths)
+    return new_ptr, col[np.arange(new_ptr[-1], dtype=np.int64) + starts]
+
+
+@dataclass
 class Side:
     """What one loader read: a predictions or ground-truth side in its own id space."""
 
@@ -165,9 +197,12 @@ class Side:
     categories: Categories
     boxes: Boxes
     has_scores: bool = True
+    # what the loader learnt besides the boxes: "info"/"warnings" lines for the run, the
+    # layout's "image_paths", the rows' "file_stems" (results lists), ...
     notes: dict[str, Any] = field(default_factory=dict)
     # row of ``boxes`` -> "<where>" for messages (e.g. "2007_000027.xml:14"); default: origin
     locator: Callable[[int], str] | None = None
+    federated: Federated | None = None  # LVIS ground truth only
 
 
 @dataclass
@@ -180,9 +215,16 @@ class Dataset:
     pred: Boxes
     gt_path: str = ""
     pred_path: str = ""
+    # each side's Side.format ("coco", "coco-results", "voc", "yolo"): how its records are
+    # located in messages (e.g. masks: ``[i].segmentation`` or ``annotations[i]...``)
+    gt_format: str = ""
+    pred_format: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)  # from the loaders (e.g. YOLO order)
+    # how the files were read and joined (split, join key, ...): info lines for stderr
     info: list[str] = field(default_factory=list)
+    # what the loaders noticed and kept (e.g. a YOLO prediction centred outside its image)
+    warnings: list[str] = field(default_factory=list)
+    federated: Federated | None = None  # the ground truth's LVIS labels, when it has them
     # locate(role, row) -> "file:where" of a box (role "pred" or "gt"), for messages
     locate: Callable[[str, int], str] | None = None
 
@@ -212,7 +254,10 @@ def order_images(side: Side) -> Side:
         im.height[order],
     )
     boxes = replace(side.boxes, image=inverse[side.boxes.image])
-    return replace(side, images=images, boxes=boxes)
+    fed = side.federated
+    if fed is not None:
+        fed = fed.take_images(np.asarray(order, dtype=np.int64))
+    return replace(side, images=images, boxes=boxes, federated=fed)
 
 
 def first_few(names: Sequence[object], n: int = 5) -> str:
@@ -264,6 +309,8 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         gt_cat = {norm_id(k): i for i, k in enumerate(gt.categories.ids)}
         pred_cat_keys = [norm_id(k) for k in pred.categories.ids]
     cat_map = np.array([gt_cat.get(k, -1) for k in pred_cat_keys], dtype=np.int64)
+    if by_name and gt.format in OPEN_CLASSES and (cat_map < 0).any():
+        gt, cat_map = _open_classes(gt, pred_cat_keys, cat_map)
 
     boxes = pred.boxes
     p_img = img_map[boxes.image] if len(boxes) else np.zeros(0, dtype=np.int64)
@@ -271,32 +318,40 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
     skipped: dict[str, int] = {}
     bad_img = p_img < 0
     bad_cat = p_cat < 0
-    if bad_img.any() or bad_cat.any():
-        if unknown != "skip":
-            if bad_img.any():
-                missing = sorted(
-                    {str(pred_img_keys[int(i)]) for i in boxes.image[bad_img]}, key=str
-                )
-                what = "image" + ("s" if len(missing) > 1 else "")
-                kind = "file stem" if by_stem else "image_id"
-                first = int(np.flatnonzero(bad_img)[0])
-                raise InputError(
-                    pred.path,
-                    _where(pred, boxes, first, "image_id"),
-                    f"{len(missing)} {what} not in the ground truth ({kind}): "
-                    f"{first_few(missing)} (use --unknown skip to drop them)",
-                )
-            missing = sorted({str(pred_cat_keys[int(i)]) for i in boxes.category[bad_cat]})
-            kind = "name" if by_name else "category_id"
-            first = int(np.flatnonzero(bad_cat)[0])
+    skip_img = unknown in ("skip", "skip-images")
+    skip_cat = unknown in ("skip", "skip-classes")
+    if (bad_img.any() and not skip_img) or (bad_cat.any() and not skip_cat):
+        if bad_img.any() and not skip_img:
+            missing = sorted({str(pred_img_keys[int(i)]) for i in boxes.image[bad_img]}, key=str)
+            what = "image" + ("s" if len(missing) > 1 else "")
+            kind = "file stem" if by_stem else "image_id"
+            first = int(np.flatnonzero(bad_img)[0])
             raise InputError(
                 pred.path,
-                _where(pred, boxes, first, "category_id"),
-                f"{len(missing)} categor{'ies' if len(missing) > 1 else 'y'} not in the ground "
-                f"truth ({kind}): {first_few(missing)} (use --unknown skip to drop them)",
+                _where(pred, boxes, first, "image_id"),
+                f"{len(missing)} {what} not in the ground truth ({kind}): "
+                f"{first_few(missing)} (use --unknown skip-images to drop them)",
             )
+        missing = sorted({str(pred_cat_keys[int(i)]) for i in boxes.category[bad_cat]})
+        kind = "name" if by_name else "category_id"
+        first = int(np.flatnonzero(bad_cat)[0])
+        raise InputError(
+            pred.path,
+            _where(pred, boxes, first, "category_id"),
+            f"{len(missing)} categor{'ies' if len(missing) > 1 else 'y'} not in the ground "
+            f"truth ({kind}): {first_few(missing)} (use --unknown skip-classes to drop them)",
+        )
+    if bad_img.any() or bad_cat.any():
         skipped = {"unknown_image": int(bad_img.sum()), "unknown_category": int(bad_cat.sum())}
         keep = ~(bad_img | bad_cat)
+        if not keep.any():
+            raise InputError(
+                pred.path,
+                None,
+                f"--unknown {unknown} dropped every prediction ({int(bad_img.sum())} for unknown "
+                f"images, {int(bad_cat.sum())} for unknown classes): the files do not describe "
+                "the same images and classes (check the join, --split and --image-map)",
+            )
         boxes = boxes.take(keep)
         p_img, p_cat = p_img[keep], p_cat[keep]
     pred_boxes = replace(boxes, image=p_img, category=p_cat)
@@ -307,8 +362,33 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         pred=pred_boxes,
         gt_path=gt.path,
         pred_path=pred.path,
+        gt_format=gt.format,
+        pred_format=pred.format,
         skipped=skipped,
+        federated=gt.federated,
     )
+
+
+# formats without a class list: a class they never name is a class without ground truth
+OPEN_CLASSES = ("voc", "labelme", "openimages")
+
+
+def _open_classes(
+    gt: Side, pred_keys: list[Hashable], cat_map: npt.NDArray[np.int64]
+) -> tuple[Side, npt.NDArray[np.int64]]:
+    """A VOC ground truth has no class list: a predicted class it never names is a class
+    without ground truth (AP undefined, warned about), not an unknown class."""
+    names = [str(n) for n in gt.categories.names]
+    extra = sorted({str(pred_keys[i]) for i in np.flatnonzero(cat_map < 0)})
+    merged = sorted(set(names) | set(extra))
+    pos = {n: i for i, n in enumerate(merged)}
+    remap = np.array([pos[n] for n in names], dtype=np.int64)
+    boxes = replace(
+        gt.boxes, category=remap[gt.boxes.category] if len(gt.boxes) else gt.boxes.category
+    )
+    cats = Categories([None] * len(merged), list(merged))
+    new_map = np.array([pos.get(str(k), -1) for k in pred_keys], dtype=np.int64)
+    return replace(gt, boxes=boxes, categories=cats), new_map
 
 
 def norm_id(key: Hashable) -> Hashable:

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError, UsageError
+from .metrics import prf
 from .result import Result
 
 FloatArray = npt.NDArray[np.float64]
@@ -334,14 +335,15 @@ def evaluate_labels(
     per_class: list[dict[str, Any]] = []
     for k, name in enumerate(classes):
         a, b, c = int(tp[k]), int(fp[k]), int(fn[k])
+        precision, recall, f1 = prf(a, b, c)
         per_class.append(
             {
                 "category_id": k,
                 "name": name,
                 "IoU": a / (a + b + c) if a + b + c else None,
-                "precision": a / (a + b) if a + b else None,
-                "recall": a / (a + c) if a + c else None,
-                "f1": 2 * a / (2 * a + b + c) if a + b + c else None,
+                "precision": precision,
+                "recall": recall,
+                "f1": f1,
                 "n_gt": a + c,
                 "n_det": a + b,
                 "tp": a,

@@ -12,10 +12,8 @@ Three entry points:
   detection's area), empty-safe.
 * :func:`mask_iou` is the public API: dense binary masks or RLE dicts, (N, M) IoU.
 
-Compressed RLE strings are validated in one vectorised pass over all of a side's strings
-(decode the LEB128-like counts, undo the delta coding, check that every run is >= 0 and
-that the runs cover ``h * w`` pixels); only when that finds a bad string does a slow
-per-string decoder say what is wrong with it.
+RLE values are checked by :mod:`iou_cli.loaders.rle` (size, uncompressed counts, and the
+vectorised check of compressed strings) before pycocotools decodes them.
 """
 
 from __future__ import annotations
@@ -30,133 +28,10 @@ import numpy.typing as npt
 
 from .data import Boxes, Dataset
 from .errors import InputError, UsageError, kind_of
+from .loaders.rle import check_counts_list, explain_string, rle_size, strings_ok
 
 FloatArray = npt.NDArray[np.float64]
 RLE = dict[str, Any]  # {"size": [h, w], "counts": bytes}
-
-_MAX_TOKEN = 7  # 7 x 5 bits: enough for any run of an image below 2**31 pixels
-
-
-# --------------------------------------------------------------------------------------
-# compressed RLE strings: fast batch check, slow explanation
-
-
-_CHUNK_CHARS = 1 << 20  # validate about a million characters at a time (bounded memory)
-
-
-def _rle_strings_ok(strings: Sequence[bytes], pixels: npt.ArrayLike) -> npt.NDArray[np.bool_]:
-    """For each COCO compressed RLE string, whether it decodes (as ``maskApi.c:rleFrString``
-    does) to non-negative runs summing to ``pixels`` (``h * w``). Vectorised over strings,
-    in chunks of about a million characters.
-    """
-    n = len(strings)
-    ok = np.ones(n, dtype=bool)
-    if n == 0:
-        return ok
-    need = np.asarray(pixels, dtype=np.int64).reshape(n)
-    lens = np.fromiter((len(s) for s in strings), dtype=np.int64, count=n)
-    ends = np.cumsum(lens)
-    lo = 0
-    while lo < n:
-        # strings lo..hi-1 hold at most _CHUNK_CHARS characters (at least one string)
-        base = int(ends[lo - 1]) if lo else 0
-        hi = max(int(np.searchsorted(ends, base + _CHUNK_CHARS, side="right")), lo + 1)
-        ok[lo:hi] = _rle_chunk_ok(strings[lo:hi], need[lo:hi], lens[lo:hi])
-        lo = hi
-    return ok
-
-
-def _rle_chunk_ok(
-    strings: Sequence[bytes], need: npt.NDArray[np.int64], lens: npt.NDArray[np.int64]
-) -> npt.NDArray[np.bool_]:
-    n = len(strings)
-    ok = lens > 0
-    total = int(lens.sum())
-    if total == 0:
-        return ok & (need == 0)
-    raw = np.frombuffer(b"".join(strings), dtype=np.uint8)
-    sid = np.repeat(np.arange(n, dtype=np.int64), lens)
-    bad_char = (raw < 48) | (raw > 111)
-    if bad_char.any():
-        ok[np.unique(sid[bad_char])] = False
-    c = (np.clip(raw, 48, 111) - 48).astype(np.int64)
-    more = (c & 0x20) != 0
-    str_end = np.cumsum(lens)[lens > 0] - 1
-    truncated = more[str_end]  # the last character says "more follows"
-    if truncated.any():
-        ok[sid[str_end[truncated]]] = False
-    tok_end = ~more
-    tok_end[str_end] = True  # never let a token run into the next string
-    tok_last = np.flatnonzero(tok_end)
-    tok_first = np.empty_like(tok_last)
-    tok_first[0] = 0
-    tok_first[1:] = tok_last[:-1] + 1
-    tok_len = tok_last - tok_first + 1
-    n_tok = tok_first.shape[0]
-    # position of each character inside its token
-    k = np.arange(total, dtype=np.int64) - np.repeat(tok_first, tok_len)
-    tok_sid = sid[tok_first]
-    long_tok = tok_len > _MAX_TOKEN
-    if long_tok.any():
-        ok[np.unique(tok_sid[long_tok])] = False
-    x = np.add.reduceat((c & 0x1F) << (5 * np.minimum(k, _MAX_TOKEN)), tok_first)
-    neg = (c[tok_last] & 0x10) != 0
-    x -= np.where(neg, np.left_shift(1, 5 * np.minimum(tok_len, _MAX_TOKEN + 1)), 0)
-    # delta coding: cnts[j] = x[j] + cnts[j - 2] for j > 2, i.e. running sums along the
-    # chains j = 1, 3, 5, ... and j = 2, 4, 6, ... of each string (j = 0 stands alone)
-    first_tok = np.searchsorted(tok_sid, np.arange(n), side="left")
-    j = np.arange(n_tok, dtype=np.int64) - first_tok[tok_sid]
-    odd = (j % 2) == 1
-    even = (j % 2 == 0) & (j > 0)
-    cnts = x.copy()
-    for chain in (odd, even):
-        run = np.cumsum(np.where(chain, x, 0))
-        before = np.where(first_tok > 0, run[np.maximum(first_tok - 1, 0)], 0)
-        cnts[chain] = (run - before[tok_sid])[chain]
-    has_tok = np.bincount(tok_sid, minlength=n) > 0
-    ok &= has_tok
-    idx = first_tok[has_tok]
-    covered = np.add.reduceat(cnts, idx)
-    lowest = np.minimum.reduceat(cnts, idx)
-    ok[has_tok] &= (covered == need[has_tok]) & (lowest >= 0)
-    return ok
-
-
-def _explain_rle_string(s: bytes, h: int, w: int) -> str:
-    """Why one compressed RLE string is malformed (the slow path of :func:`_rle_strings_ok`)."""
-    cnts: list[int] = []
-    p = 0
-    while p < len(s):
-        x = 0
-        k = 0
-        more = True
-        while more:
-            if p >= len(s):
-                return "malformed RLE counts: the string ends inside a run length"
-            ch = s[p] - 48
-            if not 0 <= ch <= 63:
-                shown = chr(s[p]) if 32 <= s[p] < 127 else f"\\x{s[p]:02x}"
-                return f"malformed RLE counts: character {shown!r} at position {p}"
-            if k >= _MAX_TOKEN:
-                return f"malformed RLE counts: run length too long at position {p}"
-            x |= (ch & 0x1F) << (5 * k)
-            more = bool(ch & 0x20)
-            p += 1
-            k += 1
-            if not more and ch & 0x10:
-                x -= 1 << (5 * k)
-        if len(cnts) > 2:
-            x += cnts[-2]
-        if x < 0:
-            return f"malformed RLE counts: run {len(cnts)} has negative length {x}"
-        cnts.append(x)
-    covered = sum(cnts)
-    if covered != h * w:
-        return (
-            f"malformed RLE counts: the runs cover {covered} pixels, expected {h} x {w} = {h * w}"
-        )
-    return "malformed RLE counts"  # pragma: no cover (the batch check and this one agree)
-
 
 # --------------------------------------------------------------------------------------
 # one raw segmentation value -> a checked, normalised form
@@ -164,17 +39,6 @@ def _explain_rle_string(s: bytes, h: int, w: int) -> str:
 
 def _is_num(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _rle_size(segm: dict[str, Any]) -> tuple[int, int] | str:
-    size = segm.get("size")
-    if (
-        not isinstance(size, (list, tuple))
-        or len(size) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in size)
-    ):
-        return f"RLE 'size' must be [height, width], got {kind_of(size)}"
-    return int(size[0]), int(size[1])
 
 
 def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
@@ -200,27 +64,6 @@ def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
                 f"[{j}][{far[0]}]: coordinate {poly[far[0]]} lies far outside the {w} x {h} "
                 f"image (at most {reach} pixels away)"
             )
-    return None
-
-
-def _check_counts_list(counts: list[Any], h: int, w: int) -> str | None:
-    arr = np.asarray(counts) if counts else np.zeros(0, dtype=np.int64)
-    if arr.ndim != 1 or arr.dtype.kind not in "iu":
-        bad = next(
-            (
-                i
-                for i, v in enumerate(counts)
-                if not (isinstance(v, int) and not isinstance(v, bool))
-            ),
-            0,
-        )
-        return f"uncompressed RLE counts[{bad}]: expected an integer, got {kind_of(counts[bad])}"
-    if (arr < 0).any():
-        bad = int(np.flatnonzero(arr < 0)[0])
-        return f"uncompressed RLE counts[{bad}]: negative run length {int(arr[bad])}"
-    covered = int(arr.sum())
-    if covered != h * w:
-        return f"uncompressed RLE counts cover {covered} pixels, expected {h} x {w} = {h * w}"
     return None
 
 
@@ -297,7 +140,7 @@ def _convert_side(
             continue
         if not isinstance(segm, dict):
             raise side.fail(i, f"expected a list of polygons or an RLE object, got {kind_of(segm)}")
-        size = _rle_size(segm)
+        size = rle_size(segm)
         if isinstance(size, str):
             raise side.fail(i, size, ".size")
         if h < 0:  # size unknown: the first RLE of the image decides, the others must agree
@@ -312,7 +155,7 @@ def _convert_side(
             )
         counts = segm.get("counts")
         if isinstance(counts, list):
-            problem = _check_counts_list(counts, h, w)
+            problem = check_counts_list(counts, h, w)
             if problem is not None:
                 raise side.fail(i, problem, ".counts")
             out[i] = mask_utils.frPyObjects({"size": [h, w], "counts": counts}, h, w)
@@ -331,11 +174,11 @@ def _convert_side(
     if compressed:
         rows = np.asarray(compressed, dtype=np.int64)
         imgs = boxes.image[rows]
-        ok = _rle_strings_ok(comp_strings, hs[imgs] * ws[imgs])
+        ok = strings_ok(comp_strings, hs[imgs] * ws[imgs])
         if not ok.all():
             k = int(np.flatnonzero(~ok)[0])
             i = int(rows[k])
-            reason = _explain_rle_string(comp_strings[k], int(hs[imgs[k]]), int(ws[imgs[k]]))
+            reason = explain_string(comp_strings[k], int(hs[imgs[k]]), int(ws[imgs[k]]))
             raise side.fail(i, reason, ".counts")
     return out  # type: ignore[return-value]
 
@@ -380,17 +223,13 @@ def mask_areas(rles: Sequence[RLE]) -> FloatArray:
     return np.concatenate(parts)
 
 
-def _guess_pred_format(path: str) -> str:
-    """ "coco-results" when the predictions file is a JSON list, else "coco" (for messages)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return "coco-results"
-    return "coco" if head.startswith(b"{") else "coco-results"
+def _record_prefix(fmt: str) -> str:
+    """Where a side's records live: a results list is the top level, a dataset's under
+    ``annotations``."""
+    return "" if fmt == "coco-results" else "annotations"
 
 
-def prepare_masks(ds: Dataset, *, pred_format: str | None = None) -> Dataset:
+def prepare_masks(ds: Dataset) -> Dataset:
     """Convert both sides' raw ``segmentation`` values to compressed RLE, as pycocotools does.
 
     Returns a copy of ``ds`` whose ``gt.masks`` and ``pred.masks`` are lists of
@@ -404,20 +243,16 @@ def prepare_masks(ds: Dataset, *, pred_format: str | None = None) -> Dataset:
     and the mask area otherwise (``loadRes``: ``area = maskUtils.area(segm)``). Corners
     missing from the records are filled from the masks (``maskUtils.toBbox``).
 
-    ``pred_format`` is the predictions' ``Side.format`` ("coco-results": messages say
-    ``[i].segmentation``; "coco": ``annotations[i].segmentation``); None: look at the
-    first character of ``ds.pred_path`` (a list or an object).
+    Messages locate a record by its side's format (``ds.pred_format``, ``ds.gt_format``):
+    ``[i].segmentation`` in a results list, ``annotations[i].segmentation`` in a dataset.
 
     Raises :class:`InputError` located at the record: polygons with fewer than 3 points or
     non-numbers, RLE of a size other than the image's, malformed or short/long counts.
     """
     hs, ws = _image_sizes(ds)
     keys = ds.images.keys
-    gt_side = _Side(ds.gt, ds.gt_path, "annotations")
-    if pred_format is None:
-        pred_format = _guess_pred_format(ds.pred_path)
-    pred_prefix = "" if pred_format == "coco-results" else "annotations"
-    pred_side = _Side(ds.pred, ds.pred_path, pred_prefix)
+    gt_side = _Side(ds.gt, ds.gt_path, _record_prefix(ds.gt_format))
+    pred_side = _Side(ds.pred, ds.pred_path, _record_prefix(ds.pred_format))
     gt_rles = _convert_side(gt_side, hs, ws, keys)
     pred_rles = _convert_side(pred_side, hs, ws, keys)
 
@@ -467,13 +302,13 @@ def _as_rles(x: Any, name: str) -> tuple[list[RLE], tuple[int, int] | None]:
         strings: list[bytes] = []
         sizes: list[tuple[int, int]] = []
         for i, r in enumerate(items):
-            size = _rle_size(r)
+            size = rle_size(r)
             if isinstance(size, str):
                 raise UsageError(f"{name}[{i}]: {size}")
             h, w = size
             counts = r.get("counts")
             if isinstance(counts, list):
-                problem = _check_counts_list(counts, h, w)
+                problem = check_counts_list(counts, h, w)
                 if problem is not None:
                     raise UsageError(f"{name}[{i}]: {problem}")
                 rles.append(mask_utils.frPyObjects({"size": [h, w], "counts": counts}, h, w))
@@ -488,11 +323,11 @@ def _as_rles(x: Any, name: str) -> tuple[list[RLE], tuple[int, int] | None]:
             sizes.append(size)
         comp = [i for i, r in enumerate(rles) if isinstance(items[i].get("counts"), (str, bytes))]
         if comp:
-            ok = _rle_strings_ok(strings, [sizes[i][0] * sizes[i][1] for i in comp])
+            ok = strings_ok(strings, [sizes[i][0] * sizes[i][1] for i in comp])
             if not ok.all():
                 k = int(np.flatnonzero(~ok)[0])
                 h, w = sizes[comp[k]]
-                raise UsageError(f"{name}[{comp[k]}]: {_explain_rle_string(strings[k], h, w)}")
+                raise UsageError(f"{name}[{comp[k]}]: {explain_string(strings[k], h, w)}")
         if len(set(sizes)) > 1:
             raise UsageError(f"{name}: masks of different sizes {sorted(set(sizes))}")
         return rles, sizes[0]

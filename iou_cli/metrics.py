@@ -1,4 +1,5 @@
-"""Metrics shared by the protocols: the operating point (P/R/F1/mean IoU at a confidence).
+"""Metrics shared by the protocols and verbs: precision/recall/F1 of counts, and the
+operating point (P/R/F1/mean IoU at a confidence).
 
 AP/AR curves live with their protocol (``protocols/coco.py``: 101-point COCO;
 ``protocols/voc.py``: all-point and 11-point VOC) because their exact float behaviour is
@@ -13,6 +14,16 @@ import numpy as np
 import numpy.typing as npt
 
 OP_KEYS = ("iou_thr", "score_thr", "tp", "fp", "fn", "precision", "recall", "f1", "mean_iou")
+
+
+def prf(tp: int, fp: int, fn: int) -> tuple[float | None, float | None, float | None]:
+    """Precision ``TP / (TP + FP)``, recall ``TP / (TP + FN)`` and F1
+    ``2TP / (2TP + FP + FN)`` of counts; a ratio with a zero denominator (0/0) is ``None``.
+    The one definition used by the detection protocols, ``segment`` and ``labels``."""
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    f1 = 2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else None
+    return precision, recall, f1
 
 
 def best_f1_threshold(
@@ -66,9 +77,7 @@ def operating_point(
     n_tp = int(np.count_nonzero(tp & keep))
     n_fp = int(np.count_nonzero(fp & keep))
     n_fn = int(n_gt) - n_tp
-    precision = n_tp / (n_tp + n_fp) if n_tp + n_fp else None
-    recall = n_tp / n_gt if n_gt else None
-    f1 = 2 * n_tp / (2 * n_tp + n_fp + n_fn) if (2 * n_tp + n_fp + n_fn) else None
+    precision, recall, f1 = prf(n_tp, n_fp, n_fn)
     tp_iou = iou[tp & keep]
     mean_iou = float(np.mean(tp_iou)) if tp_iou.size else None
     return {

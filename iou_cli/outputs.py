@@ -42,15 +42,30 @@ def write_atomic(path: str, text: str, inputs: Iterable[str] = ()) -> None:
         raise OutputError(f"{path}: cannot write: {e.strerror or e}") from None
 
 
-def _write_replace(path: str, text: str) -> None:
+def write_atomic_bytes(path: str, data: bytes, inputs: Iterable[str] = ()) -> None:
+    """:func:`write_atomic` for binary content (PNG, SVG)."""
+    check_target(path, inputs)
+    try:
+        _write_replace(path, data)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+def _write_replace(path: str, text: str | bytes) -> None:
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     fd, tmp = tempfile.mkstemp(prefix=".iou-eval-", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as bh:
+                bh.write(text)
+                bh.flush()
+                os.fsync(bh.fileno())
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
         if os.path.exists(target):
             with contextlib.suppress(OSError):
                 os.chmod(tmp, os.stat(target).st_mode & 0o777)

@@ -1,4 +1,5 @@
-"""Reporters: a Result -> rich table, CSV, JSON or markdown text (strings; no I/O here).
+"""Reporters: a Result (or the ``iou`` verb's IouMatrix) -> rich table, CSV, JSON or
+markdown text (strings; no I/O here).
 
 CSV and JSON carry full float precision (shortest round-trip repr); tables round to four
 decimals for reading. Undefined values are empty in CSV, ``null`` in JSON, ``-`` in tables.
@@ -9,25 +10,20 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .result import Matches, Result
+from .result import Matches, Result, clean
+from .text import csv_cell
+
+if TYPE_CHECKING:
+    from .pairwise import IouMatrix
 
 OUTPUTS = ("table", "csv", "json", "markdown")
 
 
-def _plain(v: Any) -> Any:
-    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
-
-
 def _csv_cell(v: Any) -> str:
-    v = _plain(v)
+    v = clean(v)
     if v is None:
         return ""
     if isinstance(v, bool):
@@ -38,7 +34,7 @@ def _csv_cell(v: Any) -> str:
 
 
 def _short(v: Any) -> str:
-    v = _plain(v)
+    v = clean(v)
     if v is None:
         return "-"
     if isinstance(v, bool):
@@ -97,7 +93,7 @@ def _json_ready(obj: Any) -> Any:
         return {str(k): _json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_json_ready(v) for v in obj]
-    return _plain(obj)
+    return clean(obj)
 
 
 _THRESHOLD_PARAMS = ("iou_thrs", "op_iou_thr", "iou_thr")
@@ -109,7 +105,7 @@ def _setting(v: Any) -> Any:
         return {k: _setting(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [_setting(x) for x in v]
-    v = _plain(v)
+    v = clean(v)
     if isinstance(v, float):
         return float(f"{v:.12g}")
     return v
@@ -150,6 +146,7 @@ def summary_pairs(result: Result) -> list[tuple[str, str]]:
 # per-class columns shown in tables and markdown (all of them are in CSV/JSON), under the
 # same names as in CSV and JSON; a narrow terminal gets the short headers
 _CLASS_TABLE_KEYS = (
+    "frequency",  # LVIS: r, c or f
     "AP",
     "AP50",
     "AP75",
@@ -162,14 +159,21 @@ _CLASS_TABLE_KEYS = (
     "recall",
     "f1",
 )
-SHORT_HEADERS = {"n_gt": "gt", "n_det": "det", "precision": "P", "recall": "R", "f1": "F1"}
+SHORT_HEADERS = {
+    "frequency": "fq",
+    "n_gt": "gt",
+    "n_det": "det",
+    "precision": "P",
+    "recall": "R",
+    "f1": "F1",
+}
 # when even short headers and narrow numbers do not fit, columns go in this order (the
 # primary metric, AP / mAP / IoU, and the class name always stay)
-DROP_ORDER = ("AR100", "AP75", "n_det", "f1", "AP50", "precision", "recall", "n_gt")
+DROP_ORDER = ("AR100", "AP75", "n_det", "f1", "AP50", "precision", "recall", "frequency", "n_gt")
 
 
 def _short3(v: Any) -> str:
-    v = _plain(v)
+    v = clean(v)
     if isinstance(v, float):
         return f"{v:.3f}"
     return _short(v)
@@ -177,7 +181,7 @@ def _short3(v: Any) -> str:
 
 def _narrow3(v: Any) -> str:
     """Three decimals without the leading zero (``.657``; ``1.00`` stays readable)."""
-    v = _plain(v)
+    v = clean(v)
     if isinstance(v, float) and 0.0 <= v < 1.0:
         return f"{v:.3f}"[1:]
     if isinstance(v, float) and v == 1.0:
@@ -303,26 +307,64 @@ def render_table(
 MATCH_COLUMNS = ("image", "category", "pred_id", "gt_id", "score", "iou", "outcome")
 
 
+# issue 11: a false positive's TIDE error and best-overlapping ground truth (when present)
+ERROR_COLUMNS = ("error", "best_gt_id", "best_gt_class", "best_gt_iou")
+
+
 def matches_csv(matches: Matches) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(MATCH_COLUMNS)
-    cols = [matches.columns[c] for c in MATCH_COLUMNS]
+    names = list(MATCH_COLUMNS) + [c for c in ERROR_COLUMNS if c in matches.columns]
+    w.writerow(names)
+    cols = [matches.columns[c] for c in names]
     for i in range(len(matches)):
         cells = []
-        for name, col in zip(MATCH_COLUMNS, cols, strict=True):
-            v = _plain(col[i])
-            if name in ("pred_id", "gt_id") and v == -1:
+        for name, col in zip(names, cols, strict=True):
+            v = clean(col[i])
+            if name in ("pred_id", "gt_id", "best_gt_id") and v == -1:
                 v = None
+            if name == "best_gt_class" and isinstance(v, str):
+                v = csv_cell(v)
             cells.append(_csv_cell(v))
         w.writerow(cells)
     return buf.getvalue()
 
 
-def matrix_csv(m: Any) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([""] + [f"b{j}" for j in range(m.shape[1])])
-    for i in range(m.shape[0]):
-        w.writerow([f"a{i}"] + [repr(float(x)) for x in m[i]])
-    return buf.getvalue()
+# ---------------------------------------------------------------- the iou verb's matrix
+
+
+def iou_matrix_text(m: IouMatrix, output: str) -> str:
+    """The IoU matrix as ``value`` (the bare number of two single boxes, full precision),
+    ``json``, ``csv`` (full precision) or ``markdown`` (six decimals) text. Rows are the
+    boxes of A (``a0``, ``a1``...), columns those of B (``b0``...)."""
+    v = m.values
+    if output == "value":
+        return f"{float(v[0, 0])!r}\n"
+    if output == "json":
+        doc: Any = float(v[0, 0]) if m.single else [[float(x) for x in r] for r in v]
+        return json.dumps({"iou": doc, "box_format": m.box_format, "crowd": m.crowd}) + "\n"
+    header = [""] + [f"b{j}" for j in range(v.shape[1])]
+    if output == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(header)
+        for i in range(v.shape[0]):
+            w.writerow([f"a{i}"] + [repr(float(x)) for x in v[i]])
+        return buf.getvalue()
+    if output == "markdown":
+        body = [[f"a{i}"] + [f"{x:.6f}" for x in v[i]] for i in range(v.shape[0])]
+        return _md_table(header, body)
+    raise ValueError(f"no text form {output!r} of an IoU matrix")
+
+
+def iou_matrix_table(m: IouMatrix) -> Any:
+    """The IoU matrix as a rich table (six decimals)."""
+    from rich.table import Table
+
+    t = Table(title=f"IoU ({m.box_format}{', crowd' if m.crowd else ''})")
+    t.add_column("")
+    for j in range(m.values.shape[1]):
+        t.add_column(f"b{j}", justify="right", no_wrap=True)
+    for i in range(m.values.shape[0]):
+        t.add_row(f"a{i}", *[f"{x:.6f}" for x in m.values[i]])
+    return t

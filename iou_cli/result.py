@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -69,9 +70,11 @@ class Result:
 
 
 def clean(value: Any) -> Any:
-    """NumPy scalars -> Python; NaN and pycocotools' -1 sentinel are handled by callers."""
-    if isinstance(value, np.generic):
+    """One number for the outside world: NumPy scalars (and 0-d arrays) become Python
+    scalars; NaN and infinities become ``None`` (undefined: empty in CSV, ``null`` in JSON).
+    pycocotools' -1 sentinel is the caller's business. Anything else passes through."""
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
         value = value.item()
-    if isinstance(value, float) and value != value:
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     return value

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError, UsageError
+from .metrics import prf
 from .result import Result
 
 IntArray = npt.NDArray[np.int64]
@@ -164,12 +165,13 @@ def summarize(conf: IntArray) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         u = int(union[c])
         v = t / u if u else None
         iou.append(v)
+        precision, recall, f1 = prf(t, f_p, f_n)
         rows.append(
             {
                 "IoU": v,
-                "precision": t / (t + f_p) if t + f_p else None,
-                "recall": t / (t + f_n) if t + f_n else None,
-                "f1": 2 * t / (2 * t + f_p + f_n) if u else None,
+                "precision": precision,
+                "recall": recall,
+                "f1": f1,
                 "n_gt": int(n_gt[c]),
                 "n_det": int(n_det[c]),
                 "tp": t,

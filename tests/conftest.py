@@ -3,7 +3,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
 from hypothesis import settings
 
 DATA = Path(__file__).parent / "data"
@@ -14,13 +13,3 @@ settings.register_profile(
 )
 settings.register_profile("default", max_examples=100, deadline=None)
 settings.load_profile("fuzz" if os.environ.get("IOU_EVAL_FUZZ_EXAMPLES") else "default")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "fuzz: longer property-based / differential campaigns")
-    config.addinivalue_line("markers", "slow: long scale and fuzz tests (make test-slow)")
-
-
-@pytest.fixture
-def data_dir() -> Path:
-    return DATA

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-FORMATS = ("coco", "voc", "yolo", "yolo-darknet")
+FORMATS = ("coco", "voc", "yolo", "yolo-darknet", "cvat", "labelme", "openimages")
 
 
 @dataclass
@@ -20,6 +20,13 @@ class LoadOptions:
     pred_names: str | None = None
     images: str | None = None  # folder of images: sizes read from their headers
     image_size: tuple[float, float] | None = None  # W, H for every image
-    unknown: str = "error"  # "error" or "skip": predictions for unknown images/classes
+    # "error"; "skip" (both), "skip-images" or "skip-classes": predictions for images or
+    # classes the ground truth does not know
+    unknown: str = "error"
+    # --- issue 17: layouts as tools write them
+    split: str | None = None  # data.yaml / obj.data / ImageSets split (default: val)
+    image_map: str | None = None  # COCO dataset: image id <-> file_name for results lists
+    voc_origin: int = 0  # 0: VOC corners are continuous pixels; 1: 1-based (devkit)
+    protocol: str | None = None  # the evaluation's protocol: which sizes are needed
     # progress(side, done, total): called while reading many files (CLI draws a bar)
     progress: Callable[[str, int, int], None] | None = None

@@ -18,6 +18,7 @@ from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
 from .fastcoco import read_results
 from .jsonio import load_json, parse_json, read_bytes
+from .lvis import federated_columns
 
 _NUM = (int, float)
 
@@ -201,7 +202,10 @@ def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None)
         raw = read_bytes(path)
         cols = read_results(raw)  # a plain results list straight to columns, else None
         if cols is not None:
-            return _results_side(path, _fast_columns(cols), len(cols["score"]))
+            side = _results_side(path, _fast_columns(cols), len(cols["score"]))
+            if b'"file_name"' in raw:  # Ultralytics predictions.json: file_name on every row
+                _attach_file_names(side, parse_json(path, raw))
+            return side
         data = parse_json(path, raw)
     if data is None:
         data = load_json(path)
@@ -214,8 +218,18 @@ def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None)
                 "dataset with 'images', 'annotations' and 'categories' "
                 "(predictions come first: iou-eval PREDICTIONS GROUND_TRUTH)",
             )
-        return _load_results(path, data, iou_type)
+        side = _load_results(path, data, iou_type)
+        _attach_file_names(side, data)
+        return side
     if isinstance(data, dict):
+        if role == "pred" and _annotations_only(data):
+            # {"annotations": [...]}: a results list wrapped in a dataset's key
+            side = _load_results_prefixed(path, data["annotations"], iou_type)
+            _attach_file_names(side, data["annotations"])
+            side.notes.setdefault("info", []).append(
+                "read {'annotations': [...]} without images/categories as a results list"
+            )
+            return side
         return _load_dataset(path, data, role=role, iou_type=iou_type)
     raise InputError(
         path,
@@ -241,6 +255,37 @@ def _fast_columns(cols: dict[str, np.ndarray]) -> dict[str, Any]:
 def _load_results(path: str, recs: list[Any], iou_type: str) -> Side:
     cols = _records_to_columns(recs, path, "", need_score=True, iou_type=iou_type)
     return _results_side(path, cols, len(recs))
+
+
+def _annotations_only(data: dict[str, Any]) -> bool:
+    return (
+        isinstance(data.get("annotations"), list)
+        and "images" not in data
+        and "categories" not in data
+    )
+
+
+def _load_results_prefixed(path: str, recs: list[Any], iou_type: str) -> Side:
+    cols = _records_to_columns(recs, path, "annotations", need_score=True, iou_type=iou_type)
+    return _results_side(path, cols, len(recs))
+
+
+def _attach_file_names(side: Side, recs: Any) -> None:
+    """``notes["file_stems"]``: per image of ``side``, the stem of the rows' ``file_name``
+    (Ultralytics writes it on every row), when every row of the image names one file."""
+    if not isinstance(recs, list):
+        return
+    found: dict[Hashable, str | None] = {}
+    for r in recs:
+        if not isinstance(r, dict) or "file_name" not in r:
+            continue
+        k = norm_id(r.get("image_id"))
+        st = _stem(r.get("file_name"))
+        if found.setdefault(k, st) != st:
+            found[k] = None  # one id, two files: no file name for this image
+    if not found:
+        return
+    side.notes["file_stems"] = [found.get(norm_id(k)) for k in side.images.keys]
 
 
 def _results_side(path: str, cols: dict[str, Any], n: int) -> Side:
@@ -292,7 +337,8 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         key = _table_key(path, "images", "image", i, im, img_index)
         img_index[key] = i
         keys.append(key)
-        stems.append(_stem(im.get("file_name")))
+        # LVIS v1 names the file only by its COCO url (".../val2017/000000397133.jpg")
+        stems.append(_stem(im.get("file_name") or im.get("coco_url")))
         for col, name in ((widths, "width"), (heights, "height")):
             v = im.get(name)
             if v is not None and _is_num(v) and _finite(v) and v > 0:
@@ -317,6 +363,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     cat_ids = [cat_ids[k] for k in corder]
     names = [names[k] for k in corder]
     cat_index = {cid: j for j, cid in enumerate(cat_ids)}
+    federated = federated_columns(path, images_l, cats_l, cat_index) if role == "gt" else None
 
     has_scores = bool(anns) and all(isinstance(a, dict) and "score" in a for a in anns)
     need_score = role == "pred"
@@ -427,7 +474,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
     )
     images = Images(keys, stems, widths, heights)
     categories = Categories(cat_ids, names)
-    return Side(path, "coco", images, categories, boxes, has_scores=has_scores)
+    return Side(path, "coco", images, categories, boxes, has_scores=has_scores, federated=federated)
 
 
 def _table_key(

@@ -18,11 +18,13 @@ VOC ``<size>``). YOLO against YOLO stays normalised (IoU is invariant to per-axi
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from ..data import Dataset, Side, align, locator
+from ..data import Categories, Dataset, Images, Side, align, locator, norm_id
 from ..errors import InputError
 from . import FORMATS, LoadOptions
 
@@ -37,9 +39,12 @@ def detect_format(path: str) -> str:
         raise InputError(path, None, "no such file or folder")
     if os.path.isfile(path):
         low = path.lower()
+        foreign = _foreign_file(path, low)
+        if foreign is not None:
+            return foreign
         if low.endswith(".xml"):
             return "voc"
-        if low.endswith(".txt"):
+        if low.endswith((".txt", ".yaml", ".yml")) or os.path.basename(low) == "obj.data":
             return "yolo"
         if low.endswith((".json", ".json.gz")):
             return "coco"
@@ -55,6 +60,8 @@ def detect_format(path: str) -> str:
     except OSError as e:
         raise InputError(path, None, f"cannot list folder: {e.strerror or e}") from None
     lowered = {e.lower() for e in entries}
+    if os.path.basename(os.path.normpath(path)) == "label_2" or "label_2" in lowered:
+        raise InputError(path, None, _NOT_READ.format(what="KITTI labels (label_2/)"))
     if any(e.endswith(".xml") for e in lowered):
         return "voc"
     if "annotations" in lowered and os.path.isdir(os.path.join(path, "Annotations")):
@@ -66,6 +73,8 @@ def detect_format(path: str) -> str:
     ):
         return "yolo"
     jsons = sorted(e for e in entries if e.lower().endswith(".json"))
+    if jsons and _head(os.path.join(path, jsons[0])).find(b'"shapes"') >= 0:
+        return "labelme"
     if jsons:
         raise InputError(
             path,
@@ -75,6 +84,139 @@ def detect_format(path: str) -> str:
     raise InputError(
         path, None, "cannot tell the format: no .xml (VOC), .txt (YOLO) or .json (COCO) files here"
     )
+
+
+_NOT_READ = (
+    "{what} is not read by iou-eval; convert it to COCO JSON, Pascal VOC XML or YOLO txt "
+    "(e.g. with datumaro: datum convert -if <format> -f coco)"
+)
+
+
+def _head(path: str, n: int = 4096) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(n)
+    except OSError as e:
+        raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
+
+
+def _foreign_file(path: str, low: str) -> str | None:
+    """The format of a single file that is not COCO/VOC/YOLO by name: ``cvat``, ``labelme``,
+    ``openimages``, or an error naming a format that is not read."""
+    if low.endswith((".tfrecord", ".record", ".pbtxt")):
+        raise InputError(path, None, _NOT_READ.format(what="TFRecord (TensorFlow OD API)"))
+    if low.endswith(".csv"):
+        import csv
+        import io
+
+        first = _head(path).decode("utf-8-sig", "replace").splitlines()[:1]
+        header = next(csv.reader(io.StringIO(first[0]))) if first else []
+        from .openimages import is_openimages_header
+
+        if is_openimages_header([h.strip() for h in header]):
+            return "openimages"
+        raise InputError(
+            path,
+            1,
+            _NOT_READ.format(what="this CSV layout")
+            + "; Open Images CSV needs the columns ImageID, LabelName, XMin, XMax, YMin, YMax",
+        )
+    head = _head(path)
+    body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if low.endswith(".xml") or body[:1] == b"<":
+        text = head.decode("utf-8", "replace")
+        import re
+
+        m = re.search(r"<([A-Za-z_][\w.-]*)", re.sub(r"<\?.*?\?>|<!--.*?-->", "", text, flags=re.S))
+        if m and m.group(1) == "annotations":
+            return "cvat"
+        return None
+    if low.endswith(".json") or body[:1] in (b"{", b"["):
+        if b'"_via_img_metadata"' in head or (b'"regions"' in head and b'"filename"' in head):
+            raise InputError(
+                path, None, _NOT_READ.format(what="a VIA (VGG Image Annotator) project")
+            )
+        if b'"shapes"' in head and body[:1] == b"{":
+            return "labelme"
+        if b'"coordinates"' in head and b'"image"' in head and body[:1] == b"[":
+            raise InputError(path, None, _NOT_READ.format(what="CreateML JSON"))
+        if (
+            b'"result"' in head
+            and (b'"annotations"' in head or b'"data"' in head)
+            and body[:1] == b"["
+        ):
+            raise InputError(
+                path,
+                None,
+                _NOT_READ.format(what="a Label Studio JSON export")
+                + " (Label Studio exports COCO, Pascal VOC and YOLO directly)",
+            )
+    return None
+
+
+_SPLIT_DIRS = ("train", "valid", "val", "validation", "test")
+_ROBOFLOW_COCO = "_annotations.coco.json"
+
+
+def _split_root(path: str, split: str | None) -> tuple[str, str | None]:
+    """An export root whose splits are folders (Roboflow: ``train/ valid/ test/`` beside
+    ``README.roboflow.txt``, in COCO, VOC or YOLO form): the chosen split's folder, or its
+    ``_annotations.coco.json``. Roots that say what they hold (data.yaml, obj.data,
+    labels/, Annotations/) are left to their readers."""
+    if not os.path.isdir(path):
+        return path, None
+    entries = set(os.listdir(path))
+    low = {e.lower() for e in entries}
+    coco_root = _coco_root(path, split)
+    if coco_root is not None:
+        return coco_root
+    if low & {
+        "data.yaml",
+        "dataset.yaml",
+        "data.yml",
+        "obj.data",
+        "labels",
+        "annotations",
+        "imagesets",
+    }:
+        return path, None
+    splits = [
+        e
+        for e in sorted(entries)
+        if e.lower() in _SPLIT_DIRS and os.path.isdir(os.path.join(path, e))
+    ]
+    if not splits:
+        return path, None
+    from .layout import choose_split
+
+    chosen = choose_split(path, splits, split)
+    assert chosen is not None
+    folder = os.path.join(path, chosen)
+    coco = os.path.join(folder, _ROBOFLOW_COCO)
+    robo = "Roboflow export" if "readme.roboflow.txt" in low else "export root"
+    from ..text import term
+
+    if os.path.isfile(coco):
+        return coco, f"{robo}: split {term(chosen)} ({_ROBOFLOW_COCO})"
+    return folder, f"{robo}: split {term(chosen)}"
+
+
+def _coco_root(path: str, split: str | None) -> tuple[str, str | None] | None:
+    """A COCO root: ``annotations/instances_<split>.json`` (COCO itself, detectron2 and
+    mmdetection layouts); the chosen split's file."""
+    ann = os.path.join(path, "annotations")
+    if not os.path.isdir(ann):
+        return None
+    files = sorted(n for n in os.listdir(ann) if n.startswith("instances_") and n.endswith(".json"))
+    if not files:
+        return None
+    from ..text import term
+    from .layout import choose_split
+
+    splits = [n[len("instances_") : -len(".json")] for n in files]
+    chosen = choose_split(path, splits, split)
+    assert chosen is not None
+    return os.path.join(ann, f"instances_{chosen}.json"), f"COCO root: split {term(chosen)}"
 
 
 def _names_for(role: str, opts: LoadOptions) -> str | None:
@@ -92,6 +234,14 @@ def load_side(path: Any, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
 
         name = "<predictions>" if role == "pred" else "<ground truth>"
         return load_coco(name, role=role, iou_type=opts.iou_type, data=path)
+    path, note = _split_root(path, opts.split)
+    side = _load_side(path, role=role, fmt=fmt, opts=opts)
+    if note:
+        side.notes.setdefault("info", []).insert(0, note)
+    return side
+
+
+def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Side:
     if fmt is not None and fmt not in FORMATS:
         raise InputError(
             path, None, f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}"
@@ -117,24 +267,61 @@ def load_side(path: Any, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
         from .coco import load_coco
 
         return load_coco(path, role=role, iou_type=opts.iou_type)
-    if opts.iou_type != "bbox":
+    if opts.iou_type != "bbox" and fmt not in ("yolo",):
         raise InputError(
-            path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON"
+            path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON or YOLO-seg"
         )
+    if fmt in ("cvat", "labelme", "openimages"):
+        return _load_other(path, role, fmt, opts)
     if fmt == "voc":
+        from .layout import voc_split
         from .voc import load_voc
 
-        return load_voc(path, role=role, progress=opts.progress)
+        stems, _, info = voc_split(path, opts.split)
+        if stems is None and opts.images and role == "gt" and os.path.isdir(path):
+            # --images shows which images exist: those without an XML file have no objects
+            from .layout import image_stems
+            from .voc import voc_files
+
+            _, xmls = voc_files(path)
+            xml_stems = [os.path.splitext(n)[0] for n in xmls]
+            known = set(xml_stems)
+            no_xml = [st for st in image_stems(opts.images) if st not in known]
+            stems = xml_stems + no_xml
+            if no_xml:
+                info.append(f"--images: {len(no_xml)} images without an XML file: no objects")
+        side = load_voc(path, role=role, progress=opts.progress, stems=stems)
+        side.notes.setdefault("info", []).extend(info)
+        return side
+    from .layout import yolo_listing
     from .yolo import label_files, load_yolo
 
+    listing = yolo_listing(path, opts.split)
     sizes = None
     if opts.images:
+        from .layout import Listing, image_stems
         from .sizes import scan_sizes
 
-        _, files = label_files(path)
-        stems = {os.path.splitext(os.path.basename(f))[0] for f in files}
-        sizes = {k: (float(w), float(h)) for k, (w, h) in scan_sizes(opts.images, stems).items()}
-    return load_yolo(
+        if listing is None:
+            base, files = label_files(path)
+            listing = Listing(base, files)
+        if role == "gt" and listing.stems is None:
+            # --images shows which images exist: those without a label file have no objects
+            have = {os.path.splitext(os.path.basename(f))[0] for f in listing.files}
+            listed = image_stems(opts.images)
+            listing.stems = sorted(have) + [s for s in listed if s not in have]
+            n_empty = len(listing.stems) - len(have)
+            if n_empty:
+                listing.info.append(
+                    f"--images: {n_empty} images without a label file: images without objects"
+                )
+        wanted = (
+            set(listing.stems)
+            if listing.stems is not None
+            else {os.path.splitext(os.path.basename(f))[0] for f in listing.files}
+        )
+        sizes = {k: (float(w), float(h)) for k, (w, h) in scan_sizes(opts.images, wanted).items()}
+    side = load_yolo(
         path,
         role=role,
         fmt=fmt,
@@ -143,6 +330,64 @@ def load_side(path: Any, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
         image_size=opts.image_size,
         progress=opts.progress,
         detect_order=detected and role == "pred",
+        listing=listing,
+        iou_type=opts.iou_type,
+    )
+    if opts.iou_type == "segm" and side.boxes.normalized:
+        side = _seg_sizes(side, listing)
+    if listing is not None:
+        side.notes.setdefault("info", []).extend(listing.info)
+        if listing.image_paths:
+            side.notes["image_paths"] = listing.image_paths
+    return side
+
+
+def _seg_sizes(side: Side, listing: Any) -> Side:
+    """YOLO-seg masks are rasterised at the image's pixel size: read the layout's image
+    headers where no size is known yet (``--images``/``--image-size`` come first)."""
+    from .sizes import image_size
+    from .yolo import to_pixels
+
+    own: dict[str, str] = listing.image_paths if listing is not None else {}
+    im = side.images
+    width, height = im.width.copy(), im.height.copy()
+    for i, stem in enumerate(im.stems):
+        if not np.isfinite(width[i]) and stem in own:
+            width[i], height[i] = image_size(own[str(stem)])
+    if np.isfinite(width).all() and np.isfinite(height).all():
+        return to_pixels(side, width, height)
+    return replace(side, images=replace(im, width=width, height=height))
+
+
+def _load_other(path: str, role: str, fmt: str, opts: LoadOptions) -> Side:
+    """CVAT XML, LabelMe JSON and Open Images CSV (issue 17)."""
+    if fmt == "cvat":
+        if os.path.isdir(path):
+            cand = os.path.join(path, "annotations.xml")
+            if not os.path.isfile(cand):
+                raise InputError(path, None, "CVAT input is annotations.xml, not a folder")
+            path = cand
+        from .cvat import load_cvat
+
+        return load_cvat(path, role=role, split=opts.split)
+    if fmt == "labelme":
+        from .labelme import load_labelme
+
+        return load_labelme(path, role=role, progress=opts.progress)
+    from .openimages import load_openimages
+
+    sizes = None
+    if opts.images:
+        from .sizes import scan_sizes
+
+        sizes = {k: (float(w), float(h)) for k, (w, h) in scan_sizes(opts.images).items()}
+    return load_openimages(
+        path,
+        role=role,
+        sizes=sizes,
+        image_size=opts.image_size,
+        # --images shows which images exist: those without a row have no objects
+        extra_stems=sorted(sizes) if sizes is not None and role == "gt" else None,
     )
 
 
@@ -155,19 +400,36 @@ def _sizes_from(other: Side) -> dict[str, tuple[float, float]]:
     return out
 
 
-def _scale(side: Side, other: Side) -> Side:
-    """Scale a normalised side to pixels: own sizes first, then the other side's by stem."""
+def _scale(side: Side, other: Side, *, lenient: bool = False) -> Side:
+    """Scale a normalised side to pixels: own sizes first, then the other side's by stem.
+
+    ``lenient`` (VOC protocols): boxes in an image without a size are left unscaled (NaN)
+    when the other side has no box on that image: they can only be unmatched ground truths
+    or false positives, whatever their coordinates."""
     from .yolo import to_pixels
 
     theirs = _sizes_from(other)
     im = side.images
     width = im.width.copy()
     height = im.height.copy()
+    own: dict[str, str] = side.notes.get("image_paths", {})
+    needed = np.zeros(len(im), dtype=bool)
+    needed[side.boxes.image] = True
     for i, stem in enumerate(im.stems):
         if not (np.isfinite(width[i]) and np.isfinite(height[i])) and stem in theirs:
             width[i], height[i] = theirs[str(stem)]
+        elif needed[i] and not np.isfinite(width[i]) and stem in own:
+            # the layout's own image file (images/ beside labels/): its header, read now
+            from .sizes import image_size
+
+            width[i], height[i] = image_size(own[str(stem)])
     b = side.boxes
     unknown = ~(np.isfinite(width[b.image]) & np.isfinite(height[b.image]))
+    if unknown.any() and lenient and all(st is not None for st in other.images.stems):
+        busy = {other.images.stems[int(i)] for i in np.unique(other.boxes.image)}
+        loose = np.array([st not in busy for st in im.stems], dtype=bool)
+        if not unknown[~loose[b.image]].any():
+            return _scale_known(side, width, height)
     if unknown.any():
         row = int(np.flatnonzero(unknown)[0])
         missing = sorted({str(im.stems[int(i)]) for i in b.image[unknown]})
@@ -179,10 +441,33 @@ def _scale(side: Side, other: Side) -> Side:
             side.path,
             where,
             f"image size unknown for {len(missing)} image{'s' if len(missing) > 1 else ''} "
-            f"({shown}): normalised YOLO boxes need pixel sizes to meet {other.path}; "
-            "give --images DIR or --image-size W,H",
+            f"({shown}): normalised YOLO boxes need pixel sizes to meet {other.path}"
+            + (
+                ""
+                if lenient or not _only_lonely(side, other, unknown)
+                else " (COCO area ranges need every ground-truth area; --protocol voc does not)"
+            )
+            + "; give --images DIR or --image-size W,H",
         )
     return to_pixels(side, width, height)
+
+
+def _only_lonely(side: Side, other: Side, unknown: np.ndarray) -> bool:
+    """Whether every box without a size lies on an image where the other side has none."""
+    if any(st is None for st in other.images.stems):
+        return False
+    busy = {other.images.stems[int(i)] for i in np.unique(other.boxes.image)}
+    stems = side.images.stems
+    return all(stems[int(i)] not in busy for i in side.boxes.image[unknown])
+
+
+def _scale_known(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
+    """:func:`to_pixels` where the size is known; NaN corners (and area) elsewhere."""
+    from .yolo import to_pixels
+
+    w = np.where(np.isfinite(width), width, np.nan)
+    h = np.where(np.isfinite(height), height, np.nan)
+    return to_pixels(side, w, h)
 
 
 def _check_categories(pred: Side, gt: Side) -> None:
@@ -193,8 +478,11 @@ def _check_categories(pred: Side, gt: Side) -> None:
         return
     p_ids = all(i is not None for i in pred.categories.ids)
     g_ids = all(i is not None for i in gt.categories.ids)
-    same_space = (pred.format == gt.format == "yolo") or (
-        pred.format.startswith("coco") and gt.format.startswith("coco")
+    same_space = (
+        (pred.format == gt.format == "yolo")
+        or (pred.format.startswith("coco") and gt.format.startswith("coco"))
+        # Ultralytics (custom datasets): a results list's category_id is the class index
+        or (pred.format == "coco-results" and gt.format == "yolo")
     )
     if p_ids and g_ids and same_space:
         return
@@ -209,6 +497,15 @@ def _check_categories(pred: Side, gt: Side) -> None:
                 "YOLO class names are needed to match categories by name with "
                 f"{(gt if side is pred else pred).path}: put obj.names, classes.txt or "
                 f"data.yaml next to the labels, or give --names / {opt}",
+            )
+        if side.format == "coco-results":
+            raise InputError(
+                side.path,
+                None,
+                "a results list's category ids have no names, so they cannot meet the classes "
+                f"of {(gt if side is pred else pred).path} ({(gt if side is pred else pred).format}); "
+                "give --image-map COCO.json (its categories name the ids) or --pred-names FILE "
+                "(line k names id k)",
             )
         raise InputError(
             side.path,
@@ -239,15 +536,161 @@ def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
     """Read both sides and join predictions onto the ground truth's images and categories."""
     gt = load_side(gt_path, role="gt", fmt=opts.gt_format, opts=opts)
     pred = load_side(pred_path, role="pred", fmt=opts.pred_format, opts=opts)
+    info: list[str] = [*gt.notes.get("info", []), *pred.notes.get("info", [])]
+    pred = join_results(pred, gt, opts, info)
     _check_images(pred, gt)
     _check_categories(pred, gt)
+    pred, gt = apply_voc_origin(pred, gt, opts.voc_origin, info)
+    lenient = (opts.protocol or "coco") in ("voc", "voc07")
     if pred.boxes.normalized and not gt.boxes.normalized:
-        pred = _scale(pred, gt)
+        pred = _scale(pred, gt, lenient=lenient)
     elif gt.boxes.normalized and not pred.boxes.normalized:
-        gt = _scale(gt, pred)
+        gt = _scale(gt, pred, lenient=lenient)
+    if opts.iou_type == "segm":
+        for side in (gt, pred):
+            if side.boxes.normalized and len(side.boxes):
+                raise InputError(
+                    side.path,
+                    None,
+                    "YOLO-seg masks are rasterised at the image's pixel size: give --images DIR "
+                    "or --image-size W,H (or an images/ folder beside labels/)",
+                )
     ds = align(pred, gt, unknown=opts.unknown)
     ds.locate = locator(pred, gt, ds)
-    for side in (pred, gt):  # what the loaders noticed, for the report
-        ds.warnings.extend(side.notes.get("warnings", ()))
-        ds.info.extend(side.notes.get("info", ()))
+    ds.info[:0] = info
+    ds.warnings.extend([*gt.notes.get("warnings", []), *pred.notes.get("warnings", [])])
     return ds
+
+
+# --------------------------------------------------------------------------- joins (issue 17)
+
+
+def _numeric_alias(stems: list[str | None]) -> dict[int, int]:
+    """``int(stem) -> row`` for numeric stems (``000000001000`` -> 1000), unique ones only."""
+    out: dict[int, int] = {}
+    dup: set[int] = set()
+    for i, st in enumerate(stems):
+        if st is not None and st.isdigit():
+            v = int(st)
+            if v in out:
+                dup.add(v)
+            out[v] = i
+    for v in dup:
+        del out[v]
+    return out
+
+
+def _image_map(path: str) -> tuple[dict[Hashable, str], dict[Hashable, str]]:
+    """``(image id -> file stem, category id -> name)`` of a COCO dataset (``--image-map``)."""
+    from .coco import load_coco
+
+    side = load_coco(path, role="gt")
+    if side.format != "coco":
+        raise InputError(path, None, "--image-map: expected a COCO dataset with 'images'")
+    if any(st is None for st in side.images.stems):
+        raise InputError(path, "images", "--image-map: every image needs a unique 'file_name'")
+    ids = {norm_id(k): str(st) for k, st in zip(side.images.keys, side.images.stems, strict=True)}
+    cats = {
+        norm_id(k): str(n)
+        for k, n in zip(side.categories.ids, side.categories.names, strict=True)
+        if n is not None
+    }
+    return ids, cats
+
+
+def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Side:
+    """Give a COCO results list file stems (and category names) so that it can meet any
+    ground truth: by image id when every id is a ground-truth id, else by file stem (the
+    rows' ``file_name``, ``--image-map``, or the id itself as Ultralytics writes it)."""
+    if pred.format != "coco-results":
+        return pred
+    im = pred.images
+    pred_ids = [norm_id(k) for k in im.keys]
+    cat_names: dict[Hashable, str] = {}
+    map_stems: dict[Hashable, str] = {}
+    if opts.image_map:
+        map_stems, cat_names = _image_map(opts.image_map)
+    own_names = opts.pred_names or opts.names
+    if own_names and not cat_names and gt.format not in ("yolo", "coco"):
+        from .yolo import read_names
+
+        cat_names = {i: n for i, n in enumerate(read_names(own_names))}
+    if cat_names and all(n is not None for n in gt.categories.names):
+        names = [cat_names.get(norm_id(k)) for k in pred.categories.ids]
+        pred = replace(pred, categories=Categories(list(pred.categories.ids), list(names)))
+        info.append(
+            "joined categories by name ("
+            + ("--image-map" if opts.image_map else "--pred-names")
+            + ")"
+        )
+    elif gt.format == "yolo" and all(i is not None for i in gt.categories.ids):
+        info.append("joined categories by index (category_id = YOLO class index)")
+
+    gt_ids = {norm_id(k) for k in gt.images.keys} if gt.format.startswith("coco") else set()
+    file_stems: list[str | None] | None = pred.notes.get("file_stems")
+    gt_stems = gt.images.stems
+    have_stems = all(st is not None for st in gt_stems)
+    by_id_ok = bool(gt_ids) and all(k in gt_ids for k in pred_ids)
+    stems: list[str | None] | None = None
+    how = ""
+    if map_stems:
+        stems = [map_stems.get(k) for k in pred_ids]
+        how = "file stem (--image-map)"
+    elif file_stems is not None and have_stems and all(st is not None for st in file_stems):
+        stems = list(file_stems)
+        how = "file stem (file_name of the results rows)"
+    elif not by_id_ok and have_stems:
+        alias = _numeric_alias(list(gt_stems))
+        gt_set = set(gt_stems)
+        stems = []
+        for k in pred_ids:
+            key = str(k)
+            if key in gt_set:
+                stems.append(key)
+            elif isinstance(k, int) and k in alias:
+                stems.append(gt_stems[alias[k]])
+            else:
+                stems.append(key)
+        how = "file stem (image_id as the image's file stem, as Ultralytics writes it)"
+    if stems is None:
+        if gt_ids:
+            info.append("joined images by image id")
+            return pred
+        raise InputError(
+            pred.path,
+            None,
+            "a COCO results list has image ids only, and the ground truth "
+            f"({gt.format}) has no ids; give --image-map COCO.json (images with id and "
+            "file_name)",
+        )
+    if have_stems and gt_ids:
+        gt_set = set(gt_stems)
+        hit = sum(1 for st in stems if st in gt_set)
+        id_hit = sum(1 for k in pred_ids if k in gt_ids)
+        if (by_id_ok and hit < len(stems)) or (not by_id_ok and hit <= id_hit):
+            # the ids meet the ground truth at least as well as the stems: ids are the join
+            info.append("joined images by image id")
+            return pred
+    info.append(f"joined images by {how}")
+    label = [st if st is not None else str(k) for st, k in zip(stems, pred_ids, strict=True)]
+    images = Images(list(im.keys), list(label), im.width, im.height)
+    return replace(pred, images=images, notes={**pred.notes, "joined_by_stem": True})
+
+
+def apply_voc_origin(pred: Side, gt: Side, origin: int, info: list[str]) -> tuple[Side, Side]:
+    """``--voc-origin 1``: VOC corners are 1-based pixel indices (the devkit's, hotcoco's,
+    supervision's files): the continuous box is ``xmin - 1 .. xmax``. Only where a VOC side
+    meets another format; VOC against VOC keeps the file's numbers (and ``--plus-one``)."""
+    if origin == 0 or (pred.format == "voc") == (gt.format == "voc"):
+        return pred, gt
+
+    def shift(side: Side) -> Side:
+        b = side.boxes
+        xyxy = b.xyxy.copy()
+        xyxy[:, 0] -= 1.0
+        xyxy[:, 1] -= 1.0
+        area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+        return replace(side, boxes=replace(b, xyxy=xyxy, box_area=area, area=area.copy()))
+
+    info.append("VOC corners read as 1-based pixel indices (--voc-origin 1)")
+    return (shift(pred), gt) if pred.format == "voc" else (pred, shift(gt))

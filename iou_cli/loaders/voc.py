@@ -37,6 +37,19 @@ def voc_files(path: str) -> tuple[str, list[str]]:
     return folder, names
 
 
+def _split_files(path: str, stems: list[str]) -> tuple[str, list[str], list[str]]:
+    """``(folder, xml names of the listed images, listed stems without an XML file)``."""
+    folder = path
+    sub = os.path.join(path, "Annotations")
+    if os.path.isdir(sub):
+        folder = sub
+    have = {os.path.splitext(n)[0]: n for n in os.listdir(folder) if n.lower().endswith(".xml")}
+    wanted = list(dict.fromkeys(stems))
+    names = sorted(have[s] for s in wanted if s in have)
+    extra = [s for s in wanted if s not in have]
+    return folder, names, extra
+
+
 def _parse(file: str) -> tuple[Any, dict[int, int]]:
     """Root element and ``id(element) -> line`` for every element of one XML file."""
     import xml.etree.ElementTree as ET  # noqa: N817
@@ -70,6 +83,8 @@ def _parse(file: str) -> tuple[Any, dict[int, int]]:
         raise InputError(
             file, None, f"refused: {type(e).__name__} (entities are not expanded)"
         ) from None
+    except LookupError as e:  # <?xml encoding="..."?> names no codec Python knows
+        raise InputError(file, 1, f"unknown XML encoding ({e})") from None
     except OSError as e:
         raise InputError(file, None, f"cannot read: {e.strerror or e}") from None
     return root, lines
@@ -115,12 +130,17 @@ def load_voc(
     *,
     role: str,
     progress: Callable[[str, int, int], None] | None = None,
+    stems: list[str] | None = None,
 ) -> Side:
     """Read a VOC folder (or one XML file). ``role`` is ``"pred"`` or ``"gt"``.
 
     Predictions need a ``<score>`` or ``<confidence>`` on every object.
     """
-    folder, names = voc_files(path)
+    if stems is not None:
+        folder, names, extra = _split_files(path, stems)
+    else:
+        folder, names = voc_files(path)
+        extra = []
     keys: list[str] = []
     widths: list[float] = []
     heights: list[float] = []
@@ -200,6 +220,11 @@ def load_voc(
         if progress is not None:
             progress(role, fi + 1, total)
 
+    for stem in extra:  # listed images without an XML file: images without objects
+        keys.append(stem)
+        widths.append(math.nan)
+        heights.append(math.nan)
+
     # categories in name order (VOC has no ids): stable, readable per-class rows
     order = sorted(cat_index, key=str)
     remap = np.empty(len(order), dtype=np.int64)
@@ -227,5 +252,4 @@ def load_voc(
     images = Images(list(keys), list(keys), np.asarray(widths), np.asarray(heights))
     categories = Categories([None] * len(order), list(order))
     has_scores = n > 0 and scored == n
-    notes = {"files": total, "difficult": int(np.count_nonzero(boxes.difficult))}
-    return Side(path, "voc", images, categories, boxes, has_scores, notes, locator)
+    return Side(path, "voc", images, categories, boxes, has_scores, locator=locator)

@@ -21,11 +21,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
+from .layout import Listing, yaml_names
 
 # txt files that are never label files
 _META_TXT = {"classes.txt", "readme.txt", "train.txt", "val.txt", "valid.txt", "test.txt"}
@@ -42,68 +44,10 @@ def _read_text(file: str) -> str:
         raise InputError(file, None, f"cannot read: {e.strerror or e}") from None
 
 
-def _yaml_names(file: str) -> list[str]:
-    """``names:`` of an Ultralytics data.yaml: an inline list, a block list or an index map."""
-    text = _read_text(file).splitlines()
-    for i, raw in enumerate(text):
-        if not raw.startswith("names:"):
-            continue
-        rest = raw[len("names:") :].split(" #")[0].strip()
-        if rest.startswith("["):
-            body = rest
-            j = i
-            while "]" not in body and j + 1 < len(text):
-                j += 1
-                body += " " + text[j].strip()
-            items = body.strip()[1:].split("]")[0].split(",")
-            return [_unquote(x) for x in items if x.strip()]
-        if rest.startswith("{"):
-            items = rest.strip("{} ").split(",")
-            pairs = [x.split(":", 1) for x in items if x.strip()]
-            return _indexed(file, i + 1, [(a, b) for a, b in pairs])
-        block: list[tuple[str, str]] = []
-        plain: list[str] = []
-        for j in range(i + 1, len(text)):
-            line = text[j].split(" #")[0].rstrip()
-            if not line.strip():
-                continue
-            if not line[:1].isspace():
-                break
-            s = line.strip()
-            if s.startswith("- "):
-                plain.append(_unquote(s[2:]))
-            elif ":" in s:
-                a, b = s.split(":", 1)
-                block.append((a, b))
-        return plain if plain else _indexed(file, i + 1, block)
-    raise InputError(file, None, "no 'names:' entry (expected the class names of the dataset)")
-
-
-def _unquote(s: str) -> str:
-    s = s.strip()
-    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
-        return s[1:-1]
-    return s
-
-
-def _indexed(file: str, line: int, pairs: list[tuple[str, str]]) -> list[str]:
-    out: dict[int, str] = {}
-    for a, b in pairs:
-        try:
-            out[int(a.strip())] = _unquote(b)
-        except ValueError:
-            raise InputError(
-                file, line, f"names: expected 'index: name', got {a.strip()!r}"
-            ) from None
-    if sorted(out) != list(range(len(out))):
-        raise InputError(file, line, "names: class indices must be 0, 1, 2, ... without gaps")
-    return [out[k] for k in range(len(out))]
-
-
 def read_names(file: str) -> list[str]:
     """Class names from a names file (one per line) or a YAML file with ``names:``."""
     if file.lower().endswith((".yaml", ".yml")):
-        names = _yaml_names(file)
+        names = yaml_names(file)
     else:
         names = []
         lines = _read_text(file).splitlines()
@@ -194,6 +138,8 @@ def load_yolo(
     sizes: dict[str, tuple[float, float]] | None = None,
     image_size: tuple[float, float] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    listing: Listing | None = None,
+    iou_type: str = "bbox",
     detect_order: bool = False,
 ) -> Side:
     """Read a YOLO txt folder (or one txt file). ``fmt`` is ``yolo`` or ``yolo-darknet``
@@ -204,12 +150,26 @@ def load_yolo(
     ``sizes`` (stem -> W, H, e.g. from ``--images``) or ``image_size`` (every image) give
     pixel sizes; with a size for every image the boxes are scaled to pixels.
     """
-    base, files = label_files(path)
-    names_path = names_file or find_names(base, path)
+    if listing is not None:
+        base, files = listing.base, listing.files
+        names_path = names_file or listing.names or find_names(_listing_dir(listing, path), path)
+    else:
+        base, files = label_files(path)
+        names_path = names_file or find_names(base, path)
     names = read_names(names_path) if names_path else None
 
     pred = role == "pred"
     ncol = 6 if pred else 5
+    texts: dict[str, str] = {}
+    order_notes: dict[str, list[str]] = {"warnings": [], "info": []}
+    if pred:
+        fmt, found = _prescan_order(base, files, fmt, detect_order, texts)
+        if detect_order and fmt == "yolo-darknet":
+            order_notes["info"].append(
+                f"{path}: YOLO predictions read in darknet order (class conf cx cy w h)"
+            )
+        if found is not None:
+            order_notes["warnings"].append(found)
     layout = (
         "class cx cy w h"
         if not pred
@@ -222,6 +182,9 @@ def load_yolo(
     loc_file: list[int] = []
     loc_line: list[int] = []
     seen_stems: dict[str, str] = {}
+    found_names: dict[str, int] = {}  # class names in column 1 without a names list
+    polys: list[list[float]] = []  # --iou-type segm: normalised polygon of each row
+    centre_outside = 0
     total = len(files)
     for fi, rel in enumerate(files):
         file = os.path.join(base, rel)
@@ -233,10 +196,17 @@ def load_yolo(
         seen_stems[stem] = rel
         k = len(keys)
         keys.append(stem)
-        for ln, line in enumerate(_read_text(file).splitlines(), 1):
+        text = texts.pop(file, None)
+        for ln, line in enumerate((_read_text(file) if text is None else text).splitlines(), 1):
             parts = line.split()
             if not parts:
                 continue
+            parts = _named_class(parts, names, found_names, file, ln)
+            poly: list[float] | None = None
+            if len(parts) != ncol:
+                seg = _polygon_row(parts, pred, fmt)
+                if seg is not None:
+                    parts, poly = seg
             if len(parts) != ncol:
                 hint = ""
                 if pred and len(parts) == 5:
@@ -269,7 +239,26 @@ def load_yolo(
                     f"class {int(c)} is out of range: {os.path.basename(str(names_path))} "
                     f"has {len(names)} names",
                 )
-            rows.append(vals[1:] if pred else [*vals[1:5], math.nan])
+            if pred and fmt == "yolo-darknet":
+                conf, box = vals[1], vals[2:6]
+            elif pred:
+                conf, box = vals[5], vals[1:5]
+            else:
+                conf, box = math.nan, vals[1:5]
+            outside = pred and _centre_outside(box, file, ln)
+            centre_outside += outside  # a prediction's centre may lie outside (a warning)
+            for v, what in zip(box if not outside else [], ("cx", "cy", "w", "h"), strict=False):
+                if not (0.0 <= v <= 1.0):
+                    raise InputError(
+                        file,
+                        ln,
+                        f"{what} = {v:g} is outside [0, 1] (YOLO coordinates are normalised)",
+                    )
+            if pred and not math.isfinite(conf):
+                raise InputError(file, ln, f"confidence: expected a finite number, got {conf}")
+            rows.append([*box, conf])
+            if iou_type == "segm":
+                polys.append(poly if poly is not None else _rectangle(box))
             cls.append(int(c))
             img.append(k)
             loc_file.append(fi)
@@ -277,37 +266,12 @@ def load_yolo(
         if progress is not None:
             progress(role, fi + 1, total)
 
+    if listing is not None and listing.stems is not None:
+        keys.extend(_empty_images(keys, listing.stems))
+    if names is None and found_names:
+        names = list(found_names)
     n = len(rows)
-    raw = np.asarray(rows, dtype=np.float64).reshape(n, 5)
-    warnings: list[str] = []
-    info: list[str] = []
-    if pred:
-        fmt, found = column_order(raw, fmt, detect=detect_order)
-        if detect_order and fmt == "yolo-darknet" and n:
-            info.append(f"{path}: YOLO predictions read in darknet order (class conf cx cy w h)")
-        if found is not None:
-            warnings.append(found)
-        arr = raw[:, [1, 2, 3, 4, 0]] if fmt == "yolo-darknet" else raw
-        layout = "class conf cx cy w h" if fmt == "yolo-darknet" else "class cx cy w h conf"
-    else:
-        arr = raw
-
-    def where(row: int) -> tuple[str, int]:
-        return os.path.join(base, files[loc_file[row]]), loc_line[row]
-
-    coords = arr[:, :4]
-    outside = ~((coords >= 0.0) & (coords <= 1.0))
-    if outside.any():
-        row, col = (int(x) for x in np.argwhere(outside)[0])
-        what = ("cx", "cy", "w", "h")[col]
-        raise InputError(
-            *where(row),
-            f"{what} = {coords[row, col]:g} is outside [0, 1] (YOLO coordinates are "
-            f"normalised)" + (f"; columns read as {layout}" if pred else ""),
-        )
-    if pred and n and not np.isfinite(arr[:, 4]).all():
-        row = int(np.flatnonzero(~np.isfinite(arr[:, 4]))[0])
-        raise InputError(*where(row), f"confidence: expected a finite number, got {arr[row, 4]}")
+    arr = np.asarray(rows, dtype=np.float64).reshape(n, 5)
     cx, cy, w, h = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
     xyxy = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
     if names is not None:
@@ -337,6 +301,7 @@ def load_yolo(
         ids=np.arange(1, n + 1, dtype=np.int64),
         origin=np.arange(n, dtype=np.int64),
         normalized=True,
+        masks=[[p] for p in polys] if iou_type == "segm" else None,
     )
     rel_paths = [
         os.path.relpath(os.path.join(base, r), path) if os.path.isdir(path) else r for r in files
@@ -352,7 +317,15 @@ def load_yolo(
         Categories(cat_ids, cat_names),
         boxes,
         has_scores=pred,
-        notes={"files": total, "names": names_path, "warnings": warnings, "info": info},
+        notes={
+            "files": total,
+            "names": names_path,
+            "warnings": [
+                *order_notes["warnings"],
+                *_outside_note(centre_outside).get("warnings", []),
+            ],
+            "info": order_notes["info"],
+        },
         locator=locator,
     )
     # an empty side stays normalised unless every size is known: it then meets a YOLO
@@ -361,6 +334,27 @@ def load_yolo(
     if bool(sized[boxes.image].all()) and (n > 0 or bool(sized.all())):
         side = to_pixels(side, width, height)
     return side
+
+
+def _prescan_order(
+    base: str, files: list[str], fmt: str, detect: bool, texts: dict[str, str]
+) -> tuple[str, str | None]:
+    """The predictions' column order from every plain six-column row of the folder
+    (:func:`column_order`); the texts read are kept in ``texts`` for the loader."""
+    raw: list[list[float]] = []
+    for rel in files:
+        file = os.path.join(base, rel)
+        text = texts[file] = _read_text(file)
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) != 6:
+                continue  # blank, ground-truth-like or polygon rows: the loader judges them
+            try:
+                raw.append([float(x) for x in parts[1:]])
+            except ValueError:
+                continue
+    values = np.asarray(raw, dtype=np.float64).reshape(len(raw), 5)
+    return column_order(values[np.isfinite(values).all(axis=1)], fmt, detect=detect)
 
 
 # how far a box may reach past the image border and still be plausible (rounding, clipping)
@@ -408,6 +402,101 @@ def column_order(raw: np.ndarray, fmt: str, *, detect: bool) -> tuple[str, str |
     return fmt, None
 
 
+def _named_class(
+    parts: list[str], names: list[str] | None, found: dict[str, int], file: str, ln: int
+) -> list[str]:
+    """A class written as its name (globox's default): the index through the names list,
+    or (without one) in order of first appearance. Digits stay as they are."""
+    tok = parts[0]
+    if _is_float(tok):
+        if found and names is None:
+            raise InputError(
+                file, ln, f"class {tok!r} is a number, but earlier rows name their classes"
+            )
+        return parts
+    if names is not None:
+        if tok not in names:
+            raise InputError(file, ln, f"class {tok!r} is not in the names list")
+        return [str(names.index(tok)), *parts[1:]]
+    return [str(found.setdefault(tok, len(found))), *parts[1:]]
+
+
+def _polygon_row(parts: list[str], pred: bool, fmt: str) -> tuple[list[str], list[float]] | None:
+    """A YOLO-seg row ``class x1 y1 ... xn yn [conf]`` (n >= 3): the row of the box of its
+    extent, and the polygon's points (for ``--iou-type segm``)."""
+    if fmt == "yolo-darknet":
+        return None
+    coords = parts[1:-1] if pred else parts[1:]
+    if len(coords) < 6 or len(coords) % 2:
+        return None
+    try:
+        v = [float(x) for x in coords]
+    except ValueError:
+        return None
+    if not all(0.0 <= x <= 1.0 for x in v):  # polygon points are normalised image points
+        return None
+    xs, ys = v[0::2], v[1::2]
+    x1, x2, y1, y2 = min(xs), max(xs), min(ys), max(ys)
+    box = [(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1]
+    return [parts[0], *(repr(b) for b in box), *(parts[-1:] if pred else [])], v
+
+
+def _rectangle(box: list[float]) -> list[float]:
+    """A plain box row as a polygon (under ``--iou-type segm``): its four corners."""
+    cx, cy, w, h = box
+    x1, y1, x2, y2 = cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
+    return [x1, y1, x2, y1, x2, y2, x1, y2]
+
+
+def _scale_masks(masks: list[Any] | None, wi: np.ndarray, hi: np.ndarray) -> list[Any] | None:
+    """Normalised YOLO-seg polygons in pixels (x by the image width, y by its height)."""
+    if masks is None:
+        return None
+    out = []
+    for m, w, h in zip(masks, wi.tolist(), hi.tolist(), strict=True):
+        out.append([[v * (w if i % 2 == 0 else h) for i, v in enumerate(p)] for p in m])
+    return out
+
+
+def _centre_outside(box: list[float], file: str, ln: int) -> bool:
+    """A predicted box whose centre lies outside the image: legal (a warning, as for COCO
+    boxes outside their image); its width and height must still be sizes."""
+    cx, cy, w, h = box
+    if 0.0 <= cx <= 1.0 and 0.0 <= cy <= 1.0:
+        return False
+    for v, what in ((cx, "cx"), (cy, "cy"), (w, "w"), (h, "h")):
+        if not math.isfinite(v):
+            raise InputError(file, ln, f"{what}: expected a finite number, got {v}")
+    for v, what in ((w, "w"), (h, "h")):
+        if v < 0:
+            raise InputError(file, ln, f"{what} = {v:g} is negative")
+    return True
+
+
+def _outside_note(n: int) -> dict[str, list[str]]:
+    if not n:
+        return {}
+    return {
+        "warnings": [
+            f"{n} predicted YOLO box{'es' if n > 1 else ''} with the centre outside the image "
+            "(kept: check the box format)"
+        ]
+    }
+
+
+def _listing_dir(listing: Listing, path: str) -> str:
+    """Where to look for a names file next to the labels of a layout."""
+    if listing.base != os.sep:
+        return listing.base
+    return path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+
+
+def _empty_images(keys: list[str], stems: list[str]) -> list[str]:
+    """Images of the layout without a label file: images without objects."""
+    have = set(keys)
+    return [s for s in stems if s not in have]
+
+
 def _is_float(s: str) -> bool:
     try:
         float(s)
@@ -430,7 +519,15 @@ def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
     scale = np.stack([wi, hi, wi, hi], axis=1)
     xyxy = b.xyxy * scale
     area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
-    boxes = replace(b, xyxy=xyxy, box_area=area, area=area.copy(), normalized=False)
+    boxes = replace(
+        b,
+        xyxy=xyxy,
+        box_area=area,
+        # a mask's area is the mask's (computed from it), not its box's
+        area=area.copy() if b.masks is None else np.full(len(area), np.nan),
+        masks=_scale_masks(b.masks, wi, hi),
+        normalized=False,
+    )
     images = replace(
         side.images,
         width=np.asarray(width, dtype=np.float64),

@@ -76,8 +76,9 @@ def expand_groups(
 
 def corners(boxes: Boxes, rows: IntArray) -> Corners:
     """``(x1, y1, x2, y2, box_area)`` of ``rows``, the columns ``engine.overlap`` takes."""
-    xy = boxes.xyxy
-    return (xy[rows, 0], xy[rows, 1], xy[rows, 2], xy[rows, 3], boxes.box_area[rows])
+    g = np.take(boxes.xyxy, rows, axis=0)  # one gather of whole rows (about 2x faster)
+    x1, y1, x2, y2 = (np.ascontiguousarray(g[:, j]) for j in range(4))
+    return (x1, y1, x2, y2, boxes.box_area[rows])
 
 
 def pair_iou_bbox(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray:

@@ -208,8 +208,14 @@ def _by_small_key(keys: IntArray, perm: IntArray) -> IntArray:
     return perm[np.argsort(k, kind="stable")]
 
 
-def run(ds: Dataset, params: CocoParams) -> CocoEvaluation:
-    """Match and accumulate every area range; see the module docstring."""
+def run(
+    ds: Dataset, params: CocoParams, *, ignore_unmatched: BoolArray | None = None
+) -> CocoEvaluation:
+    """Match and accumulate every area range; see the module docstring.
+
+    ``ignore_unmatched`` (per row of ``ds.pred``): predictions that are ignored when they
+    match nothing, in every area range, as if outside it (LVIS's not-exhaustive classes).
+    """
     K = len(ds.categories)
     gt, pred = ds.gt, ds.pred
     max_det = int(params.max_dets[-1])
@@ -251,6 +257,7 @@ def run(ds: Dataset, params: CocoParams) -> CocoEvaluation:
     d_score = pred.score[d_rows]
     d_area = pred.area[d_rows]
     d_cat = pred.category[d_rows]
+    d_never = ignore_unmatched[d_rows] if ignore_unmatched is not None else None
 
     # ---- candidate pairs: every detection with every ground truth of its group
     pair_det, pair_gt, d_gstart, d_ng = expand_groups(d_group, g_key)
@@ -320,6 +327,8 @@ def run(ds: Dataset, params: CocoParams) -> CocoEvaluation:
         del pref, p_gt
         hit = dt_m >= 0
         d_out = (d_area < lo) | (d_area > hi)
+        if d_never is not None:
+            d_out |= d_never
         dt_ig = np.where(hit, g_ign[np.maximum(dt_m, 0)], d_out[cdet][None, :])
         gt_counts = np.zeros(nG, dtype=bool)
         gt_counts[g_rows] = ~g_ign

@@ -146,7 +146,20 @@ def test_matches_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     code, _, _ = run([DT, GT, "-q", "--matches", str(target), "--score-thr", "0.5"], capsys)
     assert code == 0
     rows = list(csv.DictReader(target.open()))
-    assert list(rows[0]) == ["image", "category", "pred_id", "gt_id", "score", "iou", "outcome"]
+    assert list(rows[0]) == [
+        "image",
+        "category",
+        "pred_id",
+        "gt_id",
+        "score",
+        "iou",
+        "outcome",
+        # issue 11: a false positive's TIDE error and best-overlapping ground truth
+        "error",
+        "best_gt_id",
+        "best_gt_class",
+        "best_gt_iou",
+    ]
     outcomes = [r["outcome"] for r in rows]
     _, out, _ = run([DT, GT, "-q", "-o", "json", "--score-thr", "0.5"], capsys)
     s = json.loads(out)["summary"]
@@ -158,7 +171,8 @@ def test_matches_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_matches_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     # stdout then carries only the matches CSV (issue 15: one stream, one table)
     code, out, _ = run([DT, GT, "-q", "--matches", "-"], capsys)
-    assert code == 0 and out.startswith("image,category,pred_id,gt_id,score,iou,outcome\n")
+    assert code == 0 and out.startswith("image,category,pred_id,gt_id,score,iou,outcome")
+    assert "summary" not in out and "\nAP," not in out  # no report mixed in
     code, out, err = run([DT, GT, "-q", "-o", "json", "--matches", "-"], capsys)
     assert code == 2 and out == "" and "--matches -" in err
 
@@ -303,6 +317,80 @@ def test_iou_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad.write_text("0,0,1,1\n0,0,1\n")
     code, _, err = run(["iou", str(bad), "0,0,1,1"], capsys)
     assert code == 2 and err == f"iou-eval: error: {bad}:2: expected 4 numbers, got 3\n"
+
+
+def test_iou_csv_errors_are_located_at_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    boxes = tmp_path / "boxes.csv"
+    # header, a box, a blank line, then an inverted box on line 4
+    boxes.write_text("x1,y1,x2,y2\n0,0,1,1\n\n5,0,1,1\n")
+    code, out, err = run(["iou", str(boxes), "0,0,1,1"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"iou-eval: error: {boxes}:4: inverted box (x2 < x1 or y2 < y1): [5.0, 0.0, 1.0, 1.0]\n"
+    )
+    boxes.write_text("0,0,1,1\n0,0,nan,1\n")
+    code, _, err = run(["iou", "0,0,1,1", str(boxes)], capsys)
+    assert code == 2 and err.startswith(f"iou-eval: error: {boxes}:2: expected finite numbers")
+    # a negative width is inverted in xywh, not in xyxy
+    boxes.write_text("0,0,1,1\n0,0,-1,1\n")
+    code, _, err = run(["iou", str(boxes), "0,0,1,1", "--box-format", "xywh"], capsys)
+    assert code == 2 and err.startswith(f"iou-eval: error: {boxes}:2: inverted box (negative")
+    # a cell that is not a number after the header line; quoted newlines count as lines
+    boxes.write_text('x1,y1,x2,y2\n"0\n",0,1,1\n0,0,one,1\n')
+    code, _, err = run(["iou", str(boxes), "0,0,1,1"], capsys)
+    assert code == 2 and err.startswith(f"iou-eval: error: {boxes}:4: expected 4 numbers, got ")
+    assert "row" not in err
+
+
+def test_iou_negative_box_is_an_argument_not_an_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A = [-5, 5] x [0, 5], B = [0, 5] x [0, 5]: intersection 25, union 50
+    code, out, err = run(["iou", "-5,0,5,5", "0,0,5,5"], capsys)
+    assert (code, out, err) == (0, "0.5\n", "")
+    # options before, between and after; an option value that is negative stays its value
+    code, out, _ = run(
+        ["iou", "--box-format", "xywh", "-5,0,10,5", "-o", "json", "0,0,5,5"], capsys
+    )
+    assert code == 0 and json.loads(out) == {"iou": 0.5, "box_format": "xywh", "crowd": False}
+    code, out, _ = run(["iou", "0,0,5,5", "-5;-5;10;10", "--crowd"], capsys)
+    assert code == 0 and float(out) == 1.0  # all of A inside the crowd region B
+    code, out, _ = run(["iou", "--", "-5,0,5,5", "-5,0,5,5"], capsys)
+    assert code == 0 and float(out) == 1.0
+    # still an error when it is not a box, and unknown options are still unknown
+    code, _, err = run(["iou", "-5,0,5", "0,0,5,5"], capsys)
+    assert code == 2 and err == "iou-eval: error: BOX_A: expected 4 numbers, got 3 in '-5,0,5'\n"
+    code, _, err = run(["iou", "-5,0,5,5", "0,0,5,5", "--crowed"], capsys)
+    assert code == 2 and "--crowed" in err
+
+
+def test_iou_matrix_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = tmp_path / "a.csv"
+    a.write_text("0,0,10,10\n5,5,15,15\n")
+    code, out, _ = run(["iou", str(a), "0,0,10,10", "-o", "markdown"], capsys)
+    assert code == 0
+    assert out == "|  | b0 |\n|---|---:|\n| a0 | 1.000000 |\n| a1 | 0.142857 |\n"  # 25 / 175
+    code, out, _ = run(["iou", str(a), "0,0,10,10", "-o", "csv"], capsys)
+    assert out == f",b0\na0,1.0\na1,{25 / 175!r}\n"
+    code, out, _ = run(["iou", "0,0,10,10", "5,5,15,15", "-o", "table"], capsys)
+    assert code == 0 and "IoU (xyxy)" in out and "0.142857" in out
+    code, _, err = run(["iou", "0,0,10,10", "5,5,15,15", "-o", "yaml"], capsys)
+    assert code == 2 and "-o/--output" in err
+
+
+def test_debug_shows_the_traceback_of_every_verb(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("0,0,1\n")
+    missing = str(tmp_path / "missing.csv")
+    for args in (["iou", str(bad), "0,0,1,1"], ["labels", missing, missing]):
+        p = subprocess.run(
+            [sys.executable, "-m", "iou_cli", *args, "--debug"], capture_output=True, text=True
+        )
+        assert p.returncode == 1 and "Traceback" in p.stderr, args
+        p = subprocess.run([sys.executable, "-m", "iou_cli", *args], capture_output=True, text=True)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, args
 
 
 def test_version_and_module_entry_point() -> None:

@@ -2,8 +2,9 @@
 either a report (exit 0, stderr only warnings) or exit 2 with one ``iou-eval: error:`` line,
 never another exception, never a traceback.
 
-The suite runs a short campaign (``IOU_EVAL_FUZZ_EXAMPLES`` unset: a few dozen examples per
-test); ``make fuzz`` sets it to thousands and selects these tests with ``-m fuzz``.
+Marked slow: ``make test-slow`` (and CI) runs a short campaign (``IOU_EVAL_FUZZ_EXAMPLES``
+unset: a few dozen examples per test); ``make fuzz`` sets it to thousands and selects these
+tests with ``-m fuzz``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     derandomize=not os.environ.get("IOU_EVAL_FUZZ_EXAMPLES"),  # the suite is reproducible
 )
-pytestmark = pytest.mark.fuzz
+pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
 
 
 def check(args: list[str]) -> None:

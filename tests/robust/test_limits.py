@@ -1,6 +1,6 @@
 """Hostile inputs answer fast and in bounded memory: each runs as ``python -m iou_cli`` under
 a 4 GiB address-space limit (RLIMIT_AS) and a wall-clock budget, and must exit 2 with one
-located error line."""
+located error line. Megabyte inputs in subprocesses: marked slow (``make test-slow``, CI)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_hostile_input_under_4gib_address_space(tmp_path: Path, name: str) -> None:
     fname, make, role = HOSTILE[name]

@@ -116,6 +116,7 @@ def results_text(draw: st.DrawFn) -> str:
     return f"[{ws}" + f",{ws}".join(recs) + f"{ws}]"
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("IOU_EVAL_FUZZ_EXAMPLES", "300")), deadline=None)
 @given(results_text())
 def test_number_spellings_bit_identical(text: str) -> None:

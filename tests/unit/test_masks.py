@@ -14,7 +14,8 @@ from pycocotools import mask as mask_utils
 
 from iou_cli import mask_iou
 from iou_cli.errors import InputError, UsageError
-from iou_cli.masks import _explain_rle_string, _rle_strings_ok, group_iou, mask_areas
+from iou_cli.loaders.rle import explain_string, strings_ok
+from iou_cli.masks import group_iou, mask_areas
 
 
 def _seed_masks() -> tuple[np.ndarray, np.ndarray]:
@@ -151,7 +152,7 @@ def test_rle_validator_accepts_pycocotools_strings_and_rejects_mutations() -> No
         m = (rng.random((h, w)) < rng.random()).astype(np.uint8)
         strings.append(mask_utils.encode(np.asfortranarray(m))["counts"])
         pixels.append(h * w)
-    assert _rle_strings_ok(strings, pixels).all()
+    assert strings_ok(strings, pixels).all()
     # a mutated string is judged the same by the batch check and the explaining decoder,
     # and valid exactly when its runs are >= 0 and cover h * w pixels
     for _ in range(500):
@@ -159,10 +160,10 @@ def test_rle_validator_accepts_pycocotools_strings_and_rejects_mutations() -> No
         s = bytearray(strings[k])
         pos = int(rng.integers(len(s)))
         s[pos] = int(rng.integers(40, 115))
-        fast = bool(_rle_strings_ok([bytes(s)], [pixels[k]])[0])
-        reason = _explain_rle_string(bytes(s), pixels[k], 1)
+        fast = bool(strings_ok([bytes(s)], [pixels[k]])[0])
+        reason = explain_string(bytes(s), pixels[k], 1)
         assert fast == (reason == "malformed RLE counts"), (bytes(s), reason)
-    bad = _rle_strings_ok(
+    bad = strings_ok(
         [strings[0], b"", strings[1][:-1] + b"o", strings[2]], pixels[:3] + [pixels[2]]
     )
     assert bad.tolist() == [True, False, False, True]
@@ -391,7 +392,51 @@ def test_bytes_counts_through_prepare_masks() -> None:
         np.full((1, 4), np.nan), image=[0], category=[0], score=[1.0], masks=[dict(r)]
     )
     ds = prepare_masks(
-        Dataset(images, cats, gt, pred, "gt.json", "preds.json"), pred_format="coco-results"
+        Dataset(images, cats, gt, pred, "gt.json", "preds.json", "coco", "coco-results")
     )
     assert ds.pred.area.tolist() == [12.0]
     assert group_iou(ds.pred.masks, ds.gt.masks, np.array([False])).tolist() == [[1.0]]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("preds_doc", "where"),
+    [
+        # a results list locates at [i], a dataset-shaped predictions file at annotations[i]
+        (lambda p: [p], "[0].segmentation[0]"),
+        (
+            lambda p: {"images": IMAGES, "categories": CATS, "annotations": [dict(p, id=7)]},
+            "annotations[0].segmentation[0]",
+        ),
+    ],
+)
+def test_prepare_masks_locates_by_the_loaded_format_without_rereading(
+    tmp_path: Path, preds_doc: Any, where: str
+) -> None:
+    """The Dataset keeps each side's format: prepare_masks locates a bad prediction mask
+    from it, with the predictions file gone (it used to re-read the file's first byte)."""
+    from iou_cli.errors import InputError
+    from iou_cli.loaders import LoadOptions
+    from iou_cli.loaders.sniff import load_dataset
+    from iou_cli.masks import prepare_masks
+
+    pp, gp = _write(tmp_path, [_gt(SQUARE)], preds_doc(_pred([[0, 0, 1, 1]])))
+    ds = load_dataset(pp, gp, LoadOptions(iou_type="segm"))
+    assert (ds.gt_format, ds.pred_path) == ("coco", pp)
+    Path(pp).unlink()
+    with pytest.raises(InputError) as exc:
+        prepare_masks(ds)
+    assert exc.value.message() == f"{pp}:{where}: polygon with 2 points, expected >= 3"
+
+
+def test_in_memory_predictions_locate_masks_by_their_format() -> None:
+    """In-memory objects have no file to re-read: the loaded format locates the record."""
+    from iou_cli import evaluate
+    from iou_cli.errors import InputError
+
+    gt = {"images": IMAGES, "categories": CATS, "annotations": [_gt(SQUARE)]}
+    preds = [_pred(SQUARE), _pred([[0, 0, 1, 1]])]
+    with pytest.raises(InputError) as exc:
+        evaluate(preds, gt, iou_type="segm")
+    assert exc.value.message() == (
+        "<predictions>:[1].segmentation[0]: polygon with 2 points, expected >= 3"
+    )

@@ -111,7 +111,30 @@ def test_predictions_with_score_or_confidence_and_annotations_subfolder(tmp_path
     assert ds.gt.difficult.tolist() == [True]
 
 
-def test_unknown_class_error_names_file_and_line(tmp_path: Path) -> None:
+def test_unknown_image_error_names_file_and_line(tmp_path: Path) -> None:
+    _xml(tmp_path / "gt", "i1.xml", "<annotation>" + OBJ.format(extra="", x2=9) + "</annotation>")
+    _xml(
+        tmp_path / "pr",
+        "i1.xml",
+        "<annotation>" + OBJ.format(extra="<score>1</score>", x2=9) + "</annotation>",
+    )
+    _xml(
+        tmp_path / "pr",
+        "i2.xml",
+        "<annotation>\n" + OBJ.format(extra="<score>1</score>", x2=9) + "</annotation>",
+    )
+    with pytest.raises(InputError) as e:
+        load_dataset(str(tmp_path / "pr"), str(tmp_path / "gt"), LoadOptions())
+    assert e.value.where == "i2.xml:2" and "i2" in e.value.reason
+    ds = load_dataset(
+        str(tmp_path / "pr"), str(tmp_path / "gt"), LoadOptions(unknown="skip-images")
+    )
+    assert len(ds.pred) == 1 and ds.skipped["unknown_image"] == 1
+
+
+def test_class_never_seen_in_voc_gt_is_a_class_without_ground_truth(tmp_path: Path) -> None:
+    # a VOC ground truth has no class list (issue 17): "dog" is a class without ground
+    # truth (AP undefined, a warning), not an unknown class
     _xml(tmp_path / "gt", "i1.xml", "<annotation>" + OBJ.format(extra="", x2=9) + "</annotation>")
     _xml(
         tmp_path / "pr",
@@ -120,8 +143,9 @@ def test_unknown_class_error_names_file_and_line(tmp_path: Path) -> None:
         + OBJ.format(extra="<score>1</score>", x2=9).replace("cat", "dog")
         + "</annotation>",
     )
-    with pytest.raises(InputError) as e:
-        load_dataset(str(tmp_path / "pr"), str(tmp_path / "gt"), LoadOptions())
-    assert e.value.where == "i1.xml:2" and "dog" in e.value.reason
-    ds = load_dataset(str(tmp_path / "pr"), str(tmp_path / "gt"), LoadOptions(unknown="skip"))
-    assert len(ds.pred) == 0 and ds.skipped["unknown_category"] == 1
+    ds = load_dataset(str(tmp_path / "pr"), str(tmp_path / "gt"), LoadOptions())
+    assert ds.categories.names == ["cat", "dog"]
+    assert ds.gt.category.tolist() == [0] and ds.pred.category.tolist() == [1]
+    from iou_cli.checks import warnings_for
+
+    assert any("dog" in w and "no ground truth" in w for w in warnings_for(ds, max_dets=None))

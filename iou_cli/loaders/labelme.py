@@ -1,0 +1,91 @@
+"""LabelMe JSON: a folder of one ``.json`` per image (or one file).
+
+Each file holds ``shapes`` (``label``, ``points``, ``shape_type``), ``imageWidth`` and
+``imageHeight``. A ``rectangle`` is its two corner points (in either order), a ``polygon``
+the box of its extent; other shape types (point, line, circle, ...) are not boxes and are
+skipped with a warning. Predictions carry a ``score`` per shape (X-AnyLabeling writes one).
+Coordinates are continuous pixels. The image key is the JSON file's stem.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ..data import Side
+from ..errors import InputError, kind_of
+from ..text import term
+from .jsonio import load_json
+from .records import Records
+
+
+def labelme_files(path: str) -> tuple[str, list[str]]:
+    if os.path.isfile(path):
+        return os.path.dirname(path) or ".", [os.path.basename(path)]
+    names = sorted(n for n in os.listdir(path) if n.lower().endswith(".json"))
+    if not names:
+        raise InputError(path, None, "no .json files in this folder (expected LabelMe JSON)")
+    return path, names
+
+
+def is_labelme(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("shapes"), list)
+        and ("imagePath" in data or "imageHeight" in data)
+    )
+
+
+def _size(data: dict[str, Any], key: str) -> float:
+    v = data.get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+
+
+def load_labelme(
+    path: str, *, role: str, progress: Callable[[str, int, int], None] | None = None
+) -> Side:
+    folder, names = labelme_files(path)
+    rec = Records(path, "labelme", role)
+    skipped: dict[str, int] = {}
+    for fi, name in enumerate(names):
+        file = os.path.join(folder, name)
+        shown = os.path.relpath(file, path) if os.path.isdir(path) else name
+        data = load_json(file)
+        if not is_labelme(data):
+            raise InputError(file, None, "not a LabelMe file (expected 'shapes' and 'imagePath')")
+        k = rec.add_image(
+            os.path.splitext(name)[0], _size(data, "imageWidth"), _size(data, "imageHeight"), name
+        )
+        for i, sh in enumerate(data["shapes"]):
+            where = f"{shown}:shapes[{i}]"
+            if not isinstance(sh, dict):
+                raise InputError(path, where, f"expected an object, got {kind_of(sh)}")
+            kind = sh.get("shape_type") or "polygon"
+            if kind not in ("rectangle", "polygon"):
+                skipped[str(kind)] = skipped.get(str(kind), 0) + 1
+                continue
+            label = sh.get("label")
+            if not isinstance(label, str) or not label:
+                raise InputError(path, f"{where}.label", "expected a class name")
+            pts = sh.get("points")
+            try:
+                xy = [(float(p[0]), float(p[1])) for p in pts]  # type: ignore[union-attr]
+                if any(len(p) != 2 for p in pts) or len(xy) < 2:  # type: ignore[union-attr]
+                    raise ValueError
+            except (TypeError, ValueError, IndexError):
+                raise InputError(path, f"{where}.points", "expected [[x, y], ...]") from None
+            xs, ys = [p[0] for p in xy], [p[1] for p in xy]
+            s = sh.get("score")
+            score = (
+                float(s) if isinstance(s, (int, float)) and not isinstance(s, bool) else math.nan
+            )
+            rec.add_box(k, label, [min(xs), min(ys), max(xs), max(ys)], score, where)
+        if progress is not None:
+            progress(role, fi + 1, len(names))
+    for kind, n in sorted(skipped.items()):
+        rec.warnings.append(
+            f"{term(path)}: {n} LabelMe '{term(kind)}' shape(s) are not boxes and were skipped"
+        )
+    return rec.side()

@@ -1,0 +1,174 @@
+"""Checks of COCO run-length encoded (RLE) masks, before pycocotools sees them.
+
+pycocotools' C decoder trusts its input: a malformed ``counts`` string reads past its end,
+a run that does not cover ``h * w`` pixels gives a wrong mask, a bad ``size`` crashes. These
+checks turn each of those into a reason string the caller locates (``masks.prepare_masks``
+for files, ``masks.mask_iou`` for in-memory masks).
+
+Compressed RLE strings are validated in one vectorised pass over all of a side's strings
+(:func:`strings_ok`: decode the LEB128-like counts, undo the delta coding, check that every
+run is >= 0 and that the runs cover ``h * w`` pixels); only when that finds a bad string does
+the slow per-string decoder (:func:`explain_string`) say what is wrong with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import kind_of
+
+_MAX_TOKEN = 7  # 7 x 5 bits: enough for any run of an image below 2**31 pixels
+_CHUNK_CHARS = 1 << 20  # validate about a million characters at a time (bounded memory)
+
+
+def strings_ok(strings: Sequence[bytes], pixels: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """For each COCO compressed RLE string, whether it decodes (as ``maskApi.c:rleFrString``
+    does) to non-negative runs summing to ``pixels`` (``h * w``). Vectorised over strings,
+    in chunks of about a million characters.
+    """
+    n = len(strings)
+    ok = np.ones(n, dtype=bool)
+    if n == 0:
+        return ok
+    need = np.asarray(pixels, dtype=np.int64).reshape(n)
+    lens = np.fromiter((len(s) for s in strings), dtype=np.int64, count=n)
+    ends = np.cumsum(lens)
+    lo = 0
+    while lo < n:
+        # strings lo..hi-1 hold at most _CHUNK_CHARS characters (at least one string)
+        base = int(ends[lo - 1]) if lo else 0
+        hi = max(int(np.searchsorted(ends, base + _CHUNK_CHARS, side="right")), lo + 1)
+        ok[lo:hi] = _chunk_ok(strings[lo:hi], need[lo:hi], lens[lo:hi])
+        lo = hi
+    return ok
+
+
+def _chunk_ok(
+    strings: Sequence[bytes], need: npt.NDArray[np.int64], lens: npt.NDArray[np.int64]
+) -> npt.NDArray[np.bool_]:
+    n = len(strings)
+    ok = lens > 0
+    total = int(lens.sum())
+    if total == 0:
+        return ok & (need == 0)
+    raw = np.frombuffer(b"".join(strings), dtype=np.uint8)
+    sid = np.repeat(np.arange(n, dtype=np.int64), lens)
+    bad_char = (raw < 48) | (raw > 111)
+    if bad_char.any():
+        ok[np.unique(sid[bad_char])] = False
+    c = (np.clip(raw, 48, 111) - 48).astype(np.int64)
+    more = (c & 0x20) != 0
+    str_end = np.cumsum(lens)[lens > 0] - 1
+    truncated = more[str_end]  # the last character says "more follows"
+    if truncated.any():
+        ok[sid[str_end[truncated]]] = False
+    tok_end = ~more
+    tok_end[str_end] = True  # never let a token run into the next string
+    tok_last = np.flatnonzero(tok_end)
+    tok_first = np.empty_like(tok_last)
+    tok_first[0] = 0
+    tok_first[1:] = tok_last[:-1] + 1
+    tok_len = tok_last - tok_first + 1
+    n_tok = tok_first.shape[0]
+    # position of each character inside its token
+    k = np.arange(total, dtype=np.int64) - np.repeat(tok_first, tok_len)
+    tok_sid = sid[tok_first]
+    long_tok = tok_len > _MAX_TOKEN
+    if long_tok.any():
+        ok[np.unique(tok_sid[long_tok])] = False
+    x = np.add.reduceat((c & 0x1F) << (5 * np.minimum(k, _MAX_TOKEN)), tok_first)
+    neg = (c[tok_last] & 0x10) != 0
+    x -= np.where(neg, np.left_shift(1, 5 * np.minimum(tok_len, _MAX_TOKEN + 1)), 0)
+    # delta coding: cnts[j] = x[j] + cnts[j - 2] for j > 2, i.e. running sums along the
+    # chains j = 1, 3, 5, ... and j = 2, 4, 6, ... of each string (j = 0 stands alone)
+    first_tok = np.searchsorted(tok_sid, np.arange(n), side="left")
+    j = np.arange(n_tok, dtype=np.int64) - first_tok[tok_sid]
+    odd = (j % 2) == 1
+    even = (j % 2 == 0) & (j > 0)
+    cnts = x.copy()
+    for chain in (odd, even):
+        run = np.cumsum(np.where(chain, x, 0))
+        before = np.where(first_tok > 0, run[np.maximum(first_tok - 1, 0)], 0)
+        cnts[chain] = (run - before[tok_sid])[chain]
+    has_tok = np.bincount(tok_sid, minlength=n) > 0
+    ok &= has_tok
+    idx = first_tok[has_tok]
+    covered = np.add.reduceat(cnts, idx)
+    lowest = np.minimum.reduceat(cnts, idx)
+    ok[has_tok] &= (covered == need[has_tok]) & (lowest >= 0)
+    return ok
+
+
+def explain_string(s: bytes, h: int, w: int) -> str:
+    """Why one compressed RLE string is malformed (the slow path of :func:`strings_ok`)."""
+    cnts: list[int] = []
+    p = 0
+    while p < len(s):
+        x = 0
+        k = 0
+        more = True
+        while more:
+            if p >= len(s):
+                return "malformed RLE counts: the string ends inside a run length"
+            ch = s[p] - 48
+            if not 0 <= ch <= 63:
+                shown = chr(s[p]) if 32 <= s[p] < 127 else f"\\x{s[p]:02x}"
+                return f"malformed RLE counts: character {shown!r} at position {p}"
+            if k >= _MAX_TOKEN:
+                return f"malformed RLE counts: run length too long at position {p}"
+            x |= (ch & 0x1F) << (5 * k)
+            more = bool(ch & 0x20)
+            p += 1
+            k += 1
+            if not more and ch & 0x10:
+                x -= 1 << (5 * k)
+        if len(cnts) > 2:
+            x += cnts[-2]
+        if x < 0:
+            return f"malformed RLE counts: run {len(cnts)} has negative length {x}"
+        cnts.append(x)
+    covered = sum(cnts)
+    if covered != h * w:
+        return (
+            f"malformed RLE counts: the runs cover {covered} pixels, expected {h} x {w} = {h * w}"
+        )
+    return "malformed RLE counts"  # pragma: no cover (the batch check and this one agree)
+
+
+def rle_size(segm: dict[str, Any]) -> tuple[int, int] | str:
+    size = segm.get("size")
+    if (
+        not isinstance(size, (list, tuple))
+        or len(size) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in size)
+    ):
+        return f"RLE 'size' must be [height, width], got {kind_of(size)}"
+    return int(size[0]), int(size[1])
+
+
+def check_counts_list(counts: list[Any], h: int, w: int) -> str | None:
+    arr = np.asarray(counts) if counts else np.zeros(0, dtype=np.int64)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        bad = next(
+            (
+                i
+                for i, v in enumerate(counts)
+                if not (isinstance(v, int) and not isinstance(v, bool))
+            ),
+            0,
+        )
+        return f"uncompressed RLE counts[{bad}]: expected an integer, got {kind_of(counts[bad])}"
+    if (arr < 0).any():
+        bad = int(np.flatnonzero(arr < 0)[0])
+        return f"uncompressed RLE counts[{bad}]: negative run length {int(arr[bad])}"
+    covered = int(arr.sum())
+    if covered != h * w:
+        return f"uncompressed RLE counts cover {covered} pixels, expected {h} x {w} = {h * w}"
+    return None
+
+
+__all__ = ["check_counts_list", "explain_string", "rle_size", "strings_ok"]
