@@ -1182,3 +1182,180 @@ def labels_cmd(
         title=f"{PROG} labels: {_shown(predictions)} vs {_shown(ground_truth)}",
     )
     raise typer.Exit(status)
+
+
+# --------------------------------------------------------------------------- compare (issue 12)
+# Two models on one ground truth (paired bootstrap CIs, --fail-if-worse gate) or two saved
+# -o json reports. The analysis is iou_cli/analysis/compare.py; the reporters are
+# iou_cli/report_compare.py; this command only maps options and prints.
+
+VERBS.add("compare")
+
+
+@app.command("compare")
+def compare_cmd(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="PRED_A PRED_B GROUND_TRUTH | REPORT_A.json REPORT_B.json",
+            help="Two prediction sets and their ground truth, or two saved -o json reports.",
+        ),
+    ],
+    bootstrap: Annotated[
+        int,
+        typer.Option("--bootstrap", metavar="N", help="Bootstrap samples for the CIs (0 = off)."),
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap samples.")] = 0,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Confidence level of the CIs.")
+    ] = 0.95,
+    fail_if_worse: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if-worse",
+            metavar="KEY=MARGIN",
+            help="Exit 1 when B is worse than A on KEY by more than MARGIN (repeatable).",
+        ),
+    ] = None,
+    significant_only: Annotated[
+        bool,
+        typer.Option(
+            "--significant-only", help="--fail-if-worse fails only when the CI excludes 0."
+        ),
+    ] = False,
+    output: OutputOpt = None,
+    per_class: PerClassOpt = False,
+    iou_type: Annotated[str, typer.Option("--iou-type", help="bbox or segm.")] = "bbox",
+    protocol: Annotated[
+        str, typer.Option("--protocol", help="coco (default), voc (all-point) or voc07 (11-point).")
+    ] = "coco",
+    iou_thr: Annotated[
+        float, typer.Option("--iou-thr", help="IoU threshold of the operating point (and VOC).")
+    ] = 0.5,
+    score_thr: Annotated[
+        float | None,
+        typer.Option("--score-thr", help="Confidence of the operating point (default: max F1)."),
+    ] = None,
+    max_dets: Annotated[
+        str | None,
+        typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets (default 1,10,100)."),
+    ] = None,
+    iou_thrs: Annotated[
+        str | None,
+        typer.Option(
+            "--iou-thrs", metavar="T[,T...]", help="COCO IoU thresholds (default .50:.05:.95)."
+        ),
+    ] = None,
+    honor_ignore: Annotated[
+        bool,
+        typer.Option(
+            "--honor-ignore", help="Also treat a ground truth's 'ignore' flag as ignored."
+        ),
+    ] = False,
+    plus_one: Annotated[
+        bool, typer.Option("--plus-one", help="VOC devkit pixel convention: width = x2 - x1 + 1.")
+    ] = False,
+    pred_format: Annotated[
+        str | None, typer.Option("--pred-format", help="coco, voc, yolo or yolo-darknet.")
+    ] = None,
+    gt_format: Annotated[str | None, typer.Option("--gt-format", help="coco, voc or yolo.")] = None,
+    names: Annotated[str | None, typer.Option("--names", help="Class-names file (YOLO).")] = None,
+    gt_names: Annotated[
+        str | None, typer.Option("--gt-names", help="Class names of the ground truth.")
+    ] = None,
+    pred_names: Annotated[
+        str | None, typer.Option("--pred-names", help="Class names of the predictions.")
+    ] = None,
+    images: Annotated[
+        str | None, typer.Option("--images", help="Image folder (sizes for YOLO).")
+    ] = None,
+    image_size: Annotated[
+        str | None, typer.Option("--image-size", metavar="W,H", help="Size of every image.")
+    ] = None,
+    unknown: Annotated[
+        str,
+        typer.Option(
+            "--unknown",
+            help="error, skip, skip-images or skip-classes: predictions for images/classes "
+            "the ground truth does not know.",
+        ),
+    ] = "error",
+    split: Annotated[
+        str | None,
+        typer.Option("--split", help="Split of a data.yaml / obj.data / VOC root (default val)."),
+    ] = None,
+    image_map: Annotated[
+        str | None,
+        typer.Option(
+            "--image-map", metavar="COCO.json", help="Image id <-> file_name for results lists."
+        ),
+    ] = None,
+    voc_origin: Annotated[
+        int,
+        typer.Option("--voc-origin", help="VOC corners: 0 continuous (default), 1 devkit 1-based."),
+    ] = 0,
+    report: ReportOpt = None,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Compare B with A: deltas, paired bootstrap CIs over images, a regression gate."""
+    from .analysis import compare as cmp
+    from .text import term
+
+    out = resolve_output(output)
+    gates = cmp.parse_gates(fail_if_worse)
+    md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
+    check_visuals(None, report, list(inputs))  # before the work
+    comparison = cmp.compare(
+        inputs,
+        gates=gates,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        protocol=protocol,
+        iou_type=iou_type,
+        iou_thr=iou_thr,
+        score_thr=score_thr,
+        max_dets=md,
+        iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
+        honor_ignore=honor_ignore,
+        plus_one=plus_one,
+        pred_format=pred_format,
+        gt_format=gt_format,
+        names=names,
+        gt_names=gt_names,
+        pred_names=pred_names,
+        images=images,
+        image_size=parse_image_size(image_size),
+        unknown=unknown,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+    )
+    results = cmp.check_gates(comparison, gates, significant_only=significant_only)
+    if report is not None:
+        write_compare_report(comparison, report, list(inputs))
+    if not quiet:
+        for line in comparison.info:
+            stderr_line(f"{PROG}: {term(line)}")
+    for w in comparison.warnings:
+        warn(term(w))
+    from . import report_compare as rc
+
+    if out == "json":
+        sys.stdout.write(rc.to_json(comparison))
+    elif out == "csv":
+        sys.stdout.write(rc.to_csv(comparison, per_class=per_class))
+    elif out == "markdown":
+        sys.stdout.write(rc.to_markdown(comparison, per_class=per_class))
+    else:
+        from rich.console import Console
+
+        Console(highlight=False).print(rc.render_table(comparison, per_class=per_class))
+    sys.stdout.flush()
+    status = 0
+    for g in results:
+        if g["failed"]:
+            stderr_line(f"{PROG}: fail-if-worse: {term(g['reason'])}")
+            status = 1
+    raise typer.Exit(status)

@@ -1,0 +1,563 @@
+"""Did it get better? Two models on one ground truth, with paired bootstrap CIs and a gate.
+
+Two entry points, one result (:class:`Comparison`):
+
+* :func:`compare_predictions` evaluates predictions A and B on the same ground truth. ``a``
+  and ``b`` are the single runs' values (the same code path as ``iou-eval PRED GT``, so equal
+  bit for bit) and ``delta`` is ``b - a``. With ``bootstrap=N`` the images are resampled
+  with replacement N times; both models are re-scored on the same sample (paired) and the
+  percentile interval of the N deltas is the CI. A delta is *significant* when its CI
+  excludes zero.
+* :func:`compare_reports` compares two saved ``-o json`` reports (no ground truth): deltas
+  without CIs.
+
+:func:`check_gates` turns ``--fail-if-worse KEY=MARGIN`` into failures: B is worse than A by
+more than MARGIN (``delta < -MARGIN`` for higher-is-better keys, ``delta > MARGIN`` for
+lower-is-better keys such as fp and fn); with ``significant_only`` only when the CI also
+excludes zero. The library never prints or exits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, UsageError
+
+METHOD = "paired bootstrap over images (percentile interval)"
+
+
+@dataclass
+class Comparison:
+    """``metrics``: summary key -> ``{a, b, delta, ci_low, ci_high, significant}``;
+    ``per_class``: ``{category_id, name, key, a, b, delta, ci_low, ci_high, significant}``
+    in class order; ``params``: what was compared and how; ``gates``: checked gates."""
+
+    metrics: dict[str, dict[str, Any]]
+    per_class: list[dict[str, Any]]
+    params: dict[str, Any]
+    gates: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    info: list[str] = field(default_factory=list)
+    # A and B themselves: their Results (predictions) or loaded reports, for the HTML report
+    sources: tuple[Any, Any] | None = field(default=None, repr=False)
+
+
+# --------------------------------------------------------------------------- key directions
+# iou_cli/gates.py (issue 15) owns key directions; until it is on main this table stands in.
+
+_SETTINGS = {"iou_thr", "score_thr"}
+_LOWER = {"fp", "fn"}
+
+
+def key_direction(key: str) -> str:
+    """``higher``, ``lower`` or ``setting`` (iou_cli.gates.direction when available)."""
+    try:
+        from .. import gates
+
+        d = str(gates.direction(key))
+        return d if d in ("higher", "lower", "setting") else "higher"
+    except (ImportError, AttributeError):
+        pass
+    if key in _SETTINGS:
+        return "setting"
+    if key in _LOWER:
+        return "lower"
+    return "higher"
+
+
+# --------------------------------------------------------------------------- gates
+
+
+@dataclass(frozen=True)
+class WorseGate:
+    key: str
+    margin: float
+    text: str
+
+
+def parse_gates(items: Sequence[str] | None) -> list[WorseGate]:
+    """``KEY=MARGIN`` (MARGIN >= 0, in the key's own units: 0.01 AP, 50 fp)."""
+    out: list[WorseGate] = []
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        try:
+            if not sep or not key:
+                raise ValueError
+            margin = float(value)
+            if not math.isfinite(margin) or margin < 0:
+                raise ValueError
+        except ValueError:
+            raise UsageError(
+                f"--fail-if-worse: expected KEY=MARGIN with MARGIN >= 0 such as AP=0.01, "
+                f"got {item!r}"
+            ) from None
+        if key_direction(key) == "setting":
+            raise UsageError(
+                f"--fail-if-worse: {key} is a setting of the run, not a result; gate a metric "
+                "such as AP, recall or fp"
+            )
+        out.append(WorseGate(key, margin, item))
+    return out
+
+
+def check_gate_keys(gates: Sequence[WorseGate], keys: Sequence[str]) -> None:
+    for g in gates:
+        if g.key not in keys:
+            raise UsageError(
+                f"--fail-if-worse: unknown summary key {g.key!r}; expected one of "
+                f"{', '.join(k for k in keys if key_direction(k) != 'setting')}"
+            )
+
+
+def check_gates(
+    comparison: Comparison, gates: Sequence[WorseGate], *, significant_only: bool = False
+) -> list[dict[str, Any]]:
+    """Evaluate the gates on ``comparison`` (also stored in ``comparison.gates``).
+
+    Each entry: ``gate`` (as written), ``key``, ``margin``, ``direction``, ``delta``,
+    ``significant``, ``failed`` and ``reason`` (one line, for stderr)."""
+    check_gate_keys(gates, list(comparison.metrics))
+    if significant_only and gates and not comparison.params.get("bootstrap"):
+        raise UsageError(
+            "--significant-only needs confidence intervals: compare predictions with a ground "
+            "truth and --bootstrap N > 0 (two saved reports have no CIs)"
+        )
+    results: list[dict[str, Any]] = []
+    for g in gates:
+        m = comparison.metrics[g.key]
+        d = key_direction(g.key)
+        a, b, delta = m.get("a"), m.get("b"), m.get("delta")
+        sig = m.get("significant")
+        failed = False
+        if a is not None and b is None:
+            failed = True
+            reason = f"{g.key} is undefined (null) for B, {a:.6g} for A"
+        elif delta is None:
+            reason = f"{g.key} is undefined for A"
+        else:
+            worse = -delta if d == "higher" else delta
+            failed = worse > g.margin
+            word = "dropped" if d == "higher" else "rose"
+            reason = (
+                f"{g.key} {word} by {abs(delta):.6g} (A {a:.6g} -> B {b:.6g}), allowed {g.margin:g}"
+            )
+            if failed and significant_only and not sig:
+                failed = False
+                reason += ", but the CI includes 0 (not significant)"
+        results.append(
+            {
+                "gate": g.text,
+                "key": g.key,
+                "margin": g.margin,
+                "direction": d,
+                "delta": delta,
+                "significant": sig,
+                "failed": failed,
+                "reason": reason,
+            }
+        )
+    comparison.gates = results
+    return results
+
+
+# --------------------------------------------------------------------------- deltas and CIs
+
+
+def _num(v: Any) -> float | None:
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _delta(a: Any, b: Any) -> Any:
+    fa, fb = _num(a), _num(b)
+    if fa is None or fb is None:
+        return None
+    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
+        return b - a
+    return fb - fa
+
+
+def _entry(a: Any, b: Any, samples: np.ndarray | None, confidence: float) -> dict[str, Any]:
+    """a, b, delta and (with bootstrap deltas ``samples``) the percentile CI."""
+    e: dict[str, Any] = {"a": a, "b": b, "delta": _delta(a, b)}
+    lo = hi = sig = None
+    if samples is not None and e["delta"] is not None:
+        s = samples[np.isfinite(samples)]
+        if s.size:
+            alpha = 1.0 - confidence
+            lo_v, hi_v = np.percentile(s, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+            lo, hi = float(lo_v), float(hi_v)
+            sig = bool(lo > 0 or hi < 0)
+    e.update({"ci_low": lo, "ci_high": hi, "significant": sig})
+    return e
+
+
+def _class_label(row: dict[str, Any]) -> Any:
+    return row.get("name") if row.get("name") is not None else row.get("category_id")
+
+
+def _class_rows(
+    rows_a: Sequence[dict[str, Any]],
+    rows_b: Sequence[dict[str, Any]],
+    key: str,
+    samples: np.ndarray | None,
+    confidence: float,
+) -> list[dict[str, Any]]:
+    """Per-class entries for ``key``, classes matched by name (then id); A's order, then
+    classes only B has. ``samples``: (N, K) bootstrap deltas in A's class order, or None."""
+    by_b = {str(_class_label(r)): r for r in rows_b}
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for k, ra in enumerate(rows_a):
+        label = str(_class_label(ra))
+        seen.add(label)
+        rb = by_b.get(label, {})
+        s = samples[:, k] if samples is not None else None
+        out.append(
+            {
+                "category_id": ra.get("category_id"),
+                "name": _class_label(ra),
+                "key": key,
+                **_entry(ra.get(key), rb.get(key), s, confidence),
+            }
+        )
+    for rb in rows_b:
+        label = str(_class_label(rb))
+        if label not in seen:
+            out.append(
+                {
+                    "category_id": rb.get("category_id"),
+                    "name": _class_label(rb),
+                    "key": key,
+                    **_entry(None, rb.get(key), None, confidence),
+                }
+            )
+    return out
+
+
+def class_key(protocol: str | None) -> str:
+    """The per-class metric compared: AP for every protocol."""
+    return "AP"
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def load_report(path: str) -> dict[str, Any]:
+    """A saved ``iou-eval ... -o json`` report, checked enough to compare."""
+    if os.path.isdir(path):
+        raise InputError(path, None, "is a folder, expected a saved -o json report")
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8-sig")
+        doc = json.loads(text)
+    except FileNotFoundError:
+        raise InputError(path, None, "no such file") from None
+    except UnicodeDecodeError:
+        raise InputError(path, None, "not UTF-8 text (expected a saved -o json report)") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"{exc.lineno}:{exc.colno}", f"not JSON: {exc.msg}") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    if not is_report(doc):
+        raise InputError(
+            path,
+            None,
+            "not a saved iou-eval -o json report (expected an object with summary, per_class "
+            "and params)",
+        )
+    summary = doc["summary"]
+    for k, v in summary.items():
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise InputError(path, f"summary.{k}", f"expected a number or null, got {v!r:.40}")
+    for i, row in enumerate(doc["per_class"]):
+        if not isinstance(row, dict):
+            raise InputError(path, f"per_class[{i}]", "expected an object")
+    return doc
+
+
+def is_report(doc: Any) -> bool:
+    return (
+        isinstance(doc, dict)
+        and isinstance(doc.get("summary"), dict)
+        and isinstance(doc.get("per_class"), list)
+        and isinstance(doc.get("params", {}), dict)
+    )
+
+
+def looks_like_report(path: str) -> bool:
+    """Cheap sniff: a JSON object file whose first kilobytes mention "summary"."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return head.startswith(b"{") and b'"summary"' in head
+
+
+def compare_reports(path_a: str, path_b: str) -> Comparison:
+    """Deltas between two saved ``-o json`` reports (no CIs: there is no ground truth)."""
+    doc_a, doc_b = load_report(path_a), load_report(path_b)
+    pa, pb = doc_a.get("params", {}), doc_b.get("params", {})
+    proto_a, proto_b = pa.get("protocol"), pb.get("protocol")
+    if proto_a != proto_b:
+        raise UsageError(
+            f"the reports were made with different protocols ({proto_a} and {proto_b}); "
+            "their numbers do not compare"
+        )
+    warnings: list[str] = []
+    for k in sorted(set(pa) & set(pb)):
+        if k != "score_thr" and pa[k] != pb[k]:
+            warnings.append(f"the reports differ in the setting {k}: {pa[k]!r} and {pb[k]!r}")
+    sa, sb = doc_a["summary"], doc_b["summary"]
+    keys = [k for k in sa if k in sb]
+    only = [k for k in list(sa) + list(sb) if (k in sa) != (k in sb)]
+    if only:
+        warnings.append(f"keys in only one report, not compared: {', '.join(only)}")
+    metrics = {k: _entry(sa[k], sb[k], None, 0.95) for k in keys}
+    ckey = class_key(proto_a)
+    rows = list(doc_a["per_class"]) + list(doc_b["per_class"])
+    if rows and not any(ckey in r for r in rows):  # e.g. `segment`/`labels` reports: IoU
+        ckey = next((k for k in ("IoU", "mAP") if any(k in r for r in rows)), ckey)
+    per_class = _class_rows(doc_a["per_class"], doc_b["per_class"], ckey, None, 0.95)
+    params = {
+        "mode": "reports",
+        "a": path_a,
+        "b": path_b,
+        "protocol": proto_a,
+        "bootstrap": 0,
+        "class_key": ckey,
+    }
+    return Comparison(
+        metrics=metrics,
+        per_class=per_class,
+        params=params,
+        warnings=warnings,
+        sources=(doc_a, doc_b),
+    )
+
+
+# --------------------------------------------------------------------------- predictions
+
+
+def compare_predictions(
+    pred_a: str,
+    pred_b: str,
+    ground_truth: str,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    load: Callable[[str, str], Any],
+    evaluate: Callable[[Any], Any],
+    scorer: Callable[[Any, Any], Any] | None = None,
+) -> Comparison:
+    """Evaluate A and B on ``ground_truth`` and compare them.
+
+    ``load(pred, gt) -> Dataset`` and ``evaluate(ds) -> Result`` are the default verb's own
+    loading and evaluation (same options), so ``a`` and ``b`` are its values bit for bit.
+    ``scorer(ds, result)`` builds a bootstrap scorer (:mod:`.bootstrap`) or returns None when
+    the protocol has none.
+    """
+    check_bootstrap_options(bootstrap, confidence)
+    ds_a = load(pred_a, ground_truth)
+    ds_b = load(pred_b, ground_truth)
+    if len(ds_a.images) != len(ds_b.images) or len(ds_a.categories) != len(ds_b.categories):
+        raise UsageError("A and B do not resolve to the same images and classes")
+    res_a = evaluate(ds_a)
+    res_b = evaluate(ds_b)
+    samples: dict[str, np.ndarray] = {}
+    class_samples: np.ndarray | None = None
+    n_done = 0
+    if bootstrap > 0 and scorer is not None:
+        sc_a, sc_b = scorer(ds_a, res_a), scorer(ds_b, res_b)
+        if sc_a is not None and sc_b is not None:
+            from .bootstrap import paired_deltas
+
+            samples, class_samples = paired_deltas(
+                sc_a, sc_b, n_images=len(ds_a.images), n_samples=bootstrap, seed=seed
+            )
+            n_done = bootstrap
+    sa, sb = res_a.summary, res_b.summary
+    metrics = {
+        k: _entry(sa.get(k), sb.get(k), samples.get(k) if n_done else None, confidence) for k in sa
+    }
+    protocol = res_a.params.get("protocol")
+    ckey = class_key(protocol)
+    per_class = _class_rows(
+        res_a.per_class, res_b.per_class, ckey, class_samples if n_done else None, confidence
+    )
+    params = {
+        "mode": "predictions",
+        "a": pred_a,
+        "b": pred_b,
+        "ground_truth": ground_truth,
+        "protocol": protocol,
+        "images": len(ds_a.images),
+        "bootstrap": n_done,
+        "seed": seed,
+        "confidence": confidence,
+        "method": METHOD if n_done else None,
+        "class_key": ckey,
+        "params_a": res_a.params,
+        "params_b": res_b.params,
+    }
+    warnings = [f"A: {w}" for w in res_a.warnings] + [f"B: {w}" for w in res_b.warnings]
+    if bootstrap > 0 and not n_done:
+        warnings.append(f"no bootstrap for protocol {protocol}: deltas without CIs")
+    return Comparison(
+        metrics=metrics,
+        per_class=per_class,
+        params=params,
+        warnings=warnings,
+        sources=(res_a, res_b),
+    )
+
+
+def check_bootstrap_options(bootstrap: int, confidence: float) -> None:
+    if bootstrap < 0:
+        raise UsageError(f"--bootstrap: expected a sample count >= 0, got {bootstrap}")
+    if not (0.0 < confidence < 1.0):
+        raise UsageError(f"--confidence: expected a level in (0, 1) such as 0.95, got {confidence}")
+
+
+# --------------------------------------------------------------------------- front door
+
+
+def compare(
+    paths: Sequence[str],
+    *,
+    gates: Sequence[WorseGate] = (),
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    protocol: str = "coco",
+    iou_type: str = "bbox",
+    iou_thr: float = 0.5,
+    score_thr: float | None = None,
+    max_dets: Sequence[int] | None = None,
+    iou_thrs: Sequence[float] | None = None,
+    honor_ignore: bool = False,
+    plus_one: bool = False,
+    pred_format: str | None = None,
+    gt_format: str | None = None,
+    names: str | None = None,
+    gt_names: str | None = None,
+    pred_names: str | None = None,
+    images: str | None = None,
+    image_size: tuple[float, float] | None = None,
+    unknown: str = "error",
+    split: str | None = None,
+    image_map: str | None = None,
+    voc_origin: int = 0,
+) -> Comparison:
+    """``[PRED_A, PRED_B, GROUND_TRUTH]`` (any input format, the default verb's options) or
+    ``[REPORT_A, REPORT_B]`` (saved ``-o json`` reports). ``gates`` are checked for known
+    keys before any work (checking them is :func:`check_gates`)."""
+    if len(paths) == 2:
+        not_reports = [p for p in paths if not looks_like_report(p)]
+        if not_reports:
+            from ..text import term
+
+            raise UsageError(
+                "compare: give PRED_A PRED_B GROUND_TRUTH, or two saved -o json reports "
+                f"({', '.join(term(p) for p in not_reports)} is not a report)"
+            )
+        comparison = compare_reports(paths[0], paths[1])
+        check_gate_keys(gates, list(comparison.metrics))
+        return comparison
+    if len(paths) != 3:
+        raise UsageError(
+            "compare: expected PRED_A PRED_B GROUND_TRUTH or REPORT_A REPORT_B, got "
+            f"{len(paths)} path(s)"
+        )
+    from ..api import check_options, evaluate_dataset, load_pair, summary_keys
+    from ..loaders import LoadOptions
+
+    check_options(
+        protocol=protocol,
+        iou_type=iou_type,
+        iou_thr=iou_thr,
+        score_thr=score_thr,
+        max_dets=max_dets,
+        iou_thrs=iou_thrs,
+        unknown=unknown,
+        formats=(pred_format, gt_format),
+    )
+    check_bootstrap_options(bootstrap, confidence)
+    if voc_origin not in (0, 1):
+        raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
+    # the default verb's protocol options (None / False = not given), so a and b are its
+    # values; COCO keeps every area range's match table for the bootstrap
+    protocol_options: dict[str, Any] = {
+        "max_dets": max_dets,
+        "iou_thrs": iou_thrs,
+        "honor_ignore": honor_ignore,
+        "plus_one": plus_one,
+    }
+    keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
+    check_gate_keys(gates, keys)  # option and key errors before the work
+    opts = LoadOptions(
+        pred_format=pred_format,
+        gt_format=gt_format,
+        iou_type=iou_type,
+        names=names,
+        gt_names=gt_names,
+        pred_names=pred_names,
+        images=images,
+        image_size=image_size,
+        unknown=unknown,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+        protocol=protocol,
+    )
+
+    keep = {"keep_tables": True} if protocol in ("coco", "lvis") and bootstrap > 0 else {}
+
+    def evaluate(ds: Any) -> Any:
+        return evaluate_dataset(
+            ds,
+            protocol=protocol,
+            iou_type=iou_type,
+            iou_thr=iou_thr,
+            score_thr=score_thr,
+            **protocol_options,
+            **keep,
+        )
+
+    def scorer(ds: Any, result: Any) -> Any:
+        from .bootstrap import coco_scorer, voc_scorer
+
+        if protocol in ("coco", "lvis"):
+            return coco_scorer(ds, result)
+        return voc_scorer(
+            ds, result, iou_thr=iou_thr, use_07=protocol == "voc07", plus_one=plus_one
+        )
+
+    return compare_predictions(
+        paths[0],
+        paths[1],
+        paths[2],
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        load=lambda pred, gt: load_pair(pred, gt, opts),
+        evaluate=evaluate,
+        scorer=scorer,
+    )
