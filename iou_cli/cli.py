@@ -342,7 +342,7 @@ EVALUATE_HELP = (
     "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
     "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
     "folder; predictions come first.\n\n"
-    "Other verbs: iou, segment, labels (iou-eval VERB --help). "
+    "Other verbs: iou, segment, labels, compare (iou-eval VERB --help). "
     "Shell completion: iou-eval --install-completion. Version: iou-eval --version."
 )
 
@@ -1192,7 +1192,14 @@ def labels_cmd(
 VERBS.add("compare")
 
 
-@app.command("compare")
+COMPARE_EXAMPLES = """Examples:
+  iou-eval compare a.json b.json gt.json         # A vs B, bootstrap CIs
+  iou-eval compare a.json b.json gt.json --fail-if-worse AP=0.01
+  iou-eval compare report_a.json report_b.json   # two saved -o json reports
+"""
+
+
+@app.command("compare", epilog=COMPARE_EXAMPLES)
 def compare_cmd(
     inputs: Annotated[
         list[str],

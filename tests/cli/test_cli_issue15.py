@@ -356,7 +356,7 @@ def test_root_help_shows_the_default_verbs_options(capsys: pytest.CaptureFixture
     assert "--iou-thr " not in out  # the old name is a hidden alias
 
 
-@pytest.mark.parametrize("verb", ["evaluate", "iou", "segment", "labels"])
+@pytest.mark.parametrize("verb", ["evaluate", "iou", "segment", "labels", "compare"])
 def test_every_verb_has_examples(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run([verb, "--help"], capsys)
     assert (
