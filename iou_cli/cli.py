@@ -347,7 +347,7 @@ EVALUATE_HELP = (
 )
 
 EVALUATE_EXAMPLES = """Examples:
-  iou-eval preds.json gt.json                  # table on a terminal, CSV when piped
+  iou-eval preds.json gt.json        # table on a terminal, CSV when piped
   iou-eval preds.json gt.json -o json -q > report.json
   iou-eval preds.json gt.json --fail-under AP=0.5 --fail-over fp=700
   iou-eval runs/detect/predict/labels data/labels --protocol voc --per-class
