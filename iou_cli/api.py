@@ -18,8 +18,6 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, Union
 
-import numpy as np
-
 from .data import Dataset, Side
 from .errors import ResourceError, UsageError
 from .limits import check_ranges
@@ -209,8 +207,8 @@ def read_line(ds: Dataset, iou_type: str = "bbox") -> str:
     """The one info line saying what was read."""
     what = "masks" if iou_type == "segm" else "boxes"
     return (
-        f"read ground truth: {len(ds.gt)} {what}, {len(ds.images)} images, "
-        f"{len(ds.categories)} classes; predictions: {len(ds.pred)} {what}"
+        f"read ground truth: {len(ds.gt):,} {what}, {len(ds.images):,} images, "
+        f"{len(ds.categories):,} classes; predictions: {len(ds.pred):,} {what}"
     )
 
 
@@ -231,10 +229,13 @@ def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> 
         ) from None
     result.info.extend(ds.info)  # how the files were read and joined
     result.warnings.extend(ds.warnings)
-    from .checks import warnings_for
+    from .checks import warnings_for, zero_ap_warning
 
     max_dets = opts.get("max_dets")
     result.warnings.extend(warnings_for(ds, max_dets=max(max_dets) if max_dets else None))
+    zero = zero_ap_warning(ds, result.summary)
+    if zero:
+        result.warnings.append(zero)
     if ds.skipped:
         n = sum(ds.skipped.values())
         if n:
@@ -265,9 +266,9 @@ def check_options(
     if iou_type not in IOU_TYPES:
         raise UsageError(f"--iou-type: expected one of {', '.join(IOU_TYPES)}, got {iou_type!r}")
     if not (0.0 < iou_thr <= 1.0):
-        raise UsageError(f"--iou-thr: expected a number in (0, 1], got {iou_thr}")
-    if score_thr is not None and not np.isfinite(score_thr):
-        raise UsageError(f"--score-thr: expected a finite number, got {score_thr}")
+        raise UsageError(f"--tp-iou: expected an IoU in (0, 1], got {iou_thr:g}")
+    if score_thr is not None and not (0.0 <= score_thr <= 1.0):
+        raise UsageError(f"--score-thr: expected a confidence in [0, 1], got {score_thr:g}")
     if max_dets is not None:
         md = list(max_dets)
         if not md or any(m < 1 for m in md) or md != sorted(set(md)):

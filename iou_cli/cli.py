@@ -19,16 +19,16 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
-from .errors import IouEvalError, UsageError
+from .errors import InputError, IouEvalError, UsageError
 
 PROG = "iou-eval"
 VERBS = {"evaluate", "iou"}
 
 app = typer.Typer(
     name=PROG,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, pwsh)
     no_args_is_help=True,
-    rich_markup_mode=None,
+    rich_markup_mode="rich",  # help panels; help texts hold no [markup]
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     help=(
@@ -36,6 +36,13 @@ app = typer.Typer(
         "iou-eval PREDICTIONS GROUND_TRUTH [OPTIONS] evaluates (the default verb)."
     ),
 )
+
+# help panels (`iou-eval --help` groups options under these titles)
+P_INPUTS = "Inputs"
+P_PROTOCOL = "Protocol"
+P_OUTPUTS = "Outputs"
+P_GATES = "Gates (exit code 1 when one fails)"
+P_OTHER = "Other"
 
 
 def _version(value: bool) -> None:
@@ -119,33 +126,6 @@ def resolve_output(output: str | None) -> str:
     return output
 
 
-def parse_fail_under(items: list[str] | None) -> list[tuple[str, float]]:
-    gates: list[tuple[str, float]] = []
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        try:
-            if not sep or not key:
-                raise ValueError
-            number = float(value)
-            if number != number:
-                raise ValueError
-        except ValueError:
-            raise UsageError(
-                f"--fail-under: expected KEY=VALUE such as AP=0.5, got {item!r}"
-            ) from None
-        gates.append((key, number))
-    return gates
-
-
-def check_gate_keys(gates: list[tuple[str, float]], keys: list[str]) -> None:
-    for key, _ in gates:
-        if key not in keys:
-            raise UsageError(
-                f"--fail-under: unknown summary key {key!r}; expected one of {', '.join(keys)}"
-            )
-
-
 def _stdout_is_unicode() -> bool:
     import codecs
 
@@ -157,7 +137,7 @@ def _stdout_is_unicode() -> bool:
         return False
 
 
-def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -> None:
+def print_result(result: Any, output: str, per_class: bool, title: Any = PROG) -> None:
     from . import report
 
     extra = getattr(result, "extra", None) or {}
@@ -174,17 +154,38 @@ def print_result(result: Any, output: str, per_class: bool, title: str = PROG) -
             text += to_markdown(extra)
         write_stdout(text)
     else:
-        try:
-            con = console()
-            con.print(report.render_table(result, per_class=per_class, title=title))
-            if extra:
-                from .analysis.render import renderables
-
-                for part in renderables(extra):
-                    con.print(part)
+        try:  # a closed pipe or a full disk: one line and a defined exit (main())
+            _print_table(result, per_class, title)
         except OSError as exc:
             raise StdoutFailed(exc) from None
         write_stdout("")
+
+
+def _print_table(result: Any, per_class: bool, title: Any, *, stderr: bool = False) -> None:
+    """The rich table (and the analyses' tables) at the terminal's width; piped, at the
+    table's full width."""
+    from rich.console import Console
+
+    from . import report
+
+    stream = sys.stderr if stderr else sys.stdout
+    width = None
+    if not stream.isatty():
+        width = report.full_width(result, per_class=per_class, title=title)
+    if width is None:  # COLUMNS=0 would make rich print nothing (limits.console_width)
+        from .limits import console_width
+
+        width = console_width(os.environ.get("COLUMNS"))
+    console = Console(highlight=False, stderr=stderr, width=width)
+    console.print(
+        report.render_table(result, per_class=per_class, title=title, width=console.width)
+    )
+    extra = getattr(result, "extra", None) or {}
+    if extra:
+        from .analysis.render import renderables
+
+        for part in renderables(extra):
+            console.print(part)
 
 
 def _analysis_csv(extra: dict[str, Any]) -> str | None:
@@ -199,39 +200,32 @@ def _analysis_csv(extra: dict[str, Any]) -> str | None:
     return None
 
 
-def apply_gates(result: Any, gates: list[tuple[str, float]]) -> int:
-    """Exit status of the ``--fail-under`` gates: 1 when any value is below (or undefined)."""
-    check_gate_keys(gates, list(result.summary))
-    failed = 0
-    for key, threshold in gates:
-        value = result.summary.get(key)
-        if value is None:
-            stderr_line(f"{PROG}: fail-under: {key} is undefined (null), required >= {threshold:g}")
-            failed = 1
-        elif value < threshold:
-            stderr_line(f"{PROG}: fail-under: {key} = {value:.6g} < {threshold:g}")
-            failed = 1
-    return failed
-
-
 def emit(
     result: Any,
     *,
-    output: str,
+    output: str | None,
     per_class: bool,
-    fail_under: list[tuple[str, float]],
+    gates: list[Any],
     quiet: bool = False,
-    title: str = PROG,
+    title: Any = PROG,
 ) -> int:
-    """Print warnings (unless quiet), the report, and return the gate's exit status."""
-    check_gate_keys(fail_under, list(result.summary))  # a usage error says only that
+    """Print the info lines (unless quiet), warnings, the report (``output`` None: none) and
+    return the gates' exit status (1 when one failed)."""
+    from .gates import failures
+    from .text import term
+
+    # info and warning lines name files, images and classes from the inputs: one line each
     if not quiet:
         for line in result.info:
-            stderr_line(f"{PROG}: {line}")
+            stderr_line(f"{PROG}: {term(line)}")
     for w in result.warnings:
-        warn(w)
-    print_result(result, output, per_class, title=title)
-    return apply_gates(result, fail_under)
+        warn(term(w))
+    if output is not None:
+        print_result(result, output, per_class, title=title)
+    failed = failures(gates, result.summary)
+    for line in failed:
+        stderr_line(f"{PROG}: {line}")
+    return 1 if failed else 0
 
 
 def parse_image_size(text: str | None) -> tuple[float, float] | None:
@@ -373,20 +367,70 @@ OutputOpt = Annotated[
     typer.Option(
         "-o",
         "--output",
-        help="table, csv, json or markdown (default: table on a terminal, csv otherwise).",
+        metavar="table|csv|json|markdown",
+        help="Report format (default: table on a terminal, csv otherwise).",
+        rich_help_panel=P_OUTPUTS,
     ),
 ]
-PerClassOpt = Annotated[bool, typer.Option("--per-class", help="Add per-category rows.")]
+PerClassOpt = Annotated[
+    bool, typer.Option("--per-class", help="Add per-category rows.", rich_help_panel=P_OUTPUTS)
+]
 FailUnderOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--fail-under",
         metavar="KEY=VALUE",
-        help="Exit 1 when summary KEY is below VALUE (repeatable), after printing the report.",
+        help="Exit 1 when a higher-is-better summary KEY (AP, mAP, f1, ...) is below VALUE "
+        "or undefined; repeatable; the report is still printed.",
+        rich_help_panel=P_GATES,
     ),
 ]
-QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or info lines.")]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
+FailOverOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-over",
+        metavar="KEY=VALUE",
+        help="Exit 1 when a lower-is-better summary KEY (fp, fn) is above VALUE; repeatable.",
+        rich_help_panel=P_GATES,
+    ),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option("-q", "--quiet", help="No progress or info lines.", rich_help_panel=P_OTHER),
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "-v", "--verbose", help="Also print the run's timing on stderr.", rich_help_panel=P_OTHER
+    ),
+]
+DebugOpt = Annotated[
+    bool,
+    typer.Option("--debug", help="Show a traceback on errors.", rich_help_panel=P_OTHER),
+]
+
+EVALUATE_HELP = (
+    "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
+    "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
+    "folder; predictions come first.\n\n"
+    "Other verbs: iou, segment, labels, compare (iou-eval VERB --help). "
+    "Shell completion: iou-eval --install-completion. Version: iou-eval --version."
+)
+
+EVALUATE_EXAMPLES = """Examples:
+  iou-eval preds.json gt.json        # table on a terminal, CSV when piped
+  iou-eval preds.json gt.json -o json -q > report.json
+  iou-eval preds.json gt.json --fail-under AP=0.5 --fail-over fp=700
+  iou-eval runs/detect/predict/labels data/labels --protocol voc --per-class
+  iou-eval preds.json gt.json --matches matches.csv --score-thr 0.5
+  gunzip -c preds.json.gz | iou-eval - gt.json -o csv
+"""
+
+IOU_EXAMPLES = """Examples:
+  iou-eval iou 50,100,150,150 105,120,185,160
+  iou-eval iou 50,100,100,50 105,120,80,40 --box-format xywh
+  iou-eval iou boxes_a.csv boxes_b.csv -o csv
+"""
 
 # ---- issue 11: subsets and analyses (options; parsed by analysis_args below)
 ClassesOpt = Annotated[
@@ -421,7 +465,7 @@ CalibrationOpt = Annotated[
 
 
 def analysis_args(
-    out: str, *, tide: bool, confusion: bool, per_image: bool, calibration: bool
+    out: str | None, *, tide: bool, confusion: bool, per_image: bool, calibration: bool
 ) -> None:
     """CSV is one stream, one table: with -o csv at most one analysis (its table)."""
     flags = [
@@ -440,78 +484,161 @@ def analysis_args(
         )
 
 
-@app.command("evaluate")
+@app.command("evaluate", help=EVALUATE_HELP, epilog=EVALUATE_EXAMPLES)
 def evaluate_cmd(
-    predictions: Annotated[str, typer.Argument(help="Predictions: COCO JSON, VOC or YOLO folder.")],
+    predictions: Annotated[
+        str,
+        typer.Argument(
+            metavar="PREDICTIONS",
+            help="Predictions: COCO JSON (.json, .json.gz, - = stdin), VOC or YOLO folder.",
+        ),
+    ],
     ground_truth: Annotated[
-        str, typer.Argument(help="Ground truth: COCO JSON, VOC or YOLO folder.")
+        str,
+        typer.Argument(metavar="GROUND_TRUTH", help="Ground truth: COCO JSON, VOC or YOLO folder."),
     ],
     output: OutputOpt = None,
     per_class: PerClassOpt = False,
-    iou_type: Annotated[str, typer.Option("--iou-type", help="bbox or segm.")] = "bbox",
+    iou_type: Annotated[
+        str,
+        typer.Option(
+            "--iou-type",
+            metavar="bbox|segm",
+            help="Boxes or instance masks.",
+            rich_help_panel=P_PROTOCOL,
+        ),
+    ] = "bbox",
     protocol: Annotated[
         str,
         typer.Option(
             "--protocol",
-            help="coco (default), voc (all-point), voc07 (11-point) or lvis (federated, lvis-api).",
+            metavar="coco|voc|voc07|lvis",
+            help="COCO 101-point AP over IoU .50:.95; VOC all-point; VOC2007 11-point; LVIS "
+            "(federated, lvis-api).",
+            rich_help_panel=P_PROTOCOL,
         ),
     ] = "coco",
+    tp_iou: Annotated[
+        float | None,
+        typer.Option(
+            "--tp-iou",
+            metavar="T",
+            help="IoU a match needs to count as a true positive at the operating point "
+            "(TP/FP/FN, precision, recall, F1), and the VOC AP threshold (default 0.5). "
+            "Was --iou-thr, which still works.",
+            rich_help_panel=P_PROTOCOL,
+        ),
+    ] = None,
     iou_thr: Annotated[
-        float, typer.Option("--iou-thr", help="IoU threshold of the operating point (and VOC).")
-    ] = 0.5,
+        float | None, typer.Option("--iou-thr", hidden=True, help="Old name of --tp-iou.")
+    ] = None,
     score_thr: Annotated[
         float | None,
-        typer.Option("--score-thr", help="Confidence of the operating point (default: max F1)."),
+        typer.Option(
+            "--score-thr",
+            metavar="S",
+            help="Confidence of the operating point, in [0, 1] (default: the one maximising F1).",
+            rich_help_panel=P_PROTOCOL,
+        ),
     ] = None,
     max_dets: Annotated[
         str | None,
-        typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets (default 1,10,100)."),
+        typer.Option(
+            "--max-dets",
+            metavar="N,N,...",
+            help="COCO maxDets (default 1,10,100).",
+            rich_help_panel=P_PROTOCOL,
+        ),
     ] = None,
     iou_thrs: Annotated[
         str | None,
         typer.Option(
-            "--iou-thrs", metavar="T[,T...]", help="COCO IoU thresholds (default .50:.05:.95)."
+            "--iou-thrs",
+            metavar="T,T,...",
+            help="COCO AP thresholds (default .50:.05:.95); not the operating point's --tp-iou.",
+            rich_help_panel=P_PROTOCOL,
         ),
     ] = None,
     matches: Annotated[
         str | None,
         typer.Option(
-            "--matches", metavar="PATH", help="Write per-prediction outcomes as CSV (- = stdout)."
+            "--matches",
+            metavar="PATH",
+            help="Write per-prediction outcomes as CSV. - = stdout, which then carries only "
+            "that CSV (no report; -o is refused).",
+            rich_help_panel=P_OUTPUTS,
         ),
     ] = None,
     fail_under: FailUnderOpt = None,
+    fail_over: FailOverOpt = None,
     honor_ignore: Annotated[
         bool,
         typer.Option(
-            "--honor-ignore", help="Also treat a ground truth's 'ignore' flag as ignored."
+            "--honor-ignore",
+            help="Also treat a ground truth's 'ignore' flag as ignored.",
+            rich_help_panel=P_PROTOCOL,
         ),
     ] = False,
     plus_one: Annotated[
-        bool, typer.Option("--plus-one", help="VOC devkit pixel convention: width = x2 - x1 + 1.")
+        bool,
+        typer.Option(
+            "--plus-one",
+            help="VOC devkit pixel convention: width = x2 - x1 + 1.",
+            rich_help_panel=P_PROTOCOL,
+        ),
     ] = False,
     pred_format: Annotated[
-        str | None, typer.Option("--pred-format", help="coco, voc, yolo or yolo-darknet.")
+        str | None,
+        typer.Option(
+            "--pred-format",
+            metavar="coco|voc|yolo|yolo-darknet",
+            help="Force the predictions' format (YOLO column order: detected when not forced).",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = None,
-    gt_format: Annotated[str | None, typer.Option("--gt-format", help="coco, voc or yolo.")] = None,
-    names: Annotated[str | None, typer.Option("--names", help="Class-names file (YOLO).")] = None,
+    gt_format: Annotated[
+        str | None,
+        typer.Option(
+            "--gt-format",
+            metavar="coco|voc|yolo",
+            help="Force the ground truth's format.",
+            rich_help_panel=P_INPUTS,
+        ),
+    ] = None,
+    names: Annotated[
+        str | None,
+        typer.Option("--names", help="Class-names file (YOLO).", rich_help_panel=P_INPUTS),
+    ] = None,
     gt_names: Annotated[
-        str | None, typer.Option("--gt-names", help="Class names of the ground truth.")
+        str | None,
+        typer.Option(
+            "--gt-names", help="Class names of the ground truth.", rich_help_panel=P_INPUTS
+        ),
     ] = None,
     pred_names: Annotated[
-        str | None, typer.Option("--pred-names", help="Class names of the predictions.")
+        str | None,
+        typer.Option(
+            "--pred-names", help="Class names of the predictions.", rich_help_panel=P_INPUTS
+        ),
     ] = None,
     images: Annotated[
-        str | None, typer.Option("--images", help="Image folder (sizes for YOLO).")
+        str | None,
+        typer.Option("--images", help="Image folder (sizes for YOLO).", rich_help_panel=P_INPUTS),
     ] = None,
     image_size: Annotated[
-        str | None, typer.Option("--image-size", metavar="W,H", help="Size of every image.")
+        str | None,
+        typer.Option(
+            "--image-size", metavar="W,H", help="Size of every image.", rich_help_panel=P_INPUTS
+        ),
     ] = None,
     unknown: Annotated[
         str,
         typer.Option(
             "--unknown",
-            help="error, skip, skip-images or skip-classes: predictions for images/classes "
-            "the ground truth does not know.",
+            metavar="error|skip|skip-images|skip-classes",
+            help="Predictions for images/classes the ground truth does not know: error, or "
+            "drop them.",
+            rich_help_panel=P_INPUTS,
         ),
     ] = "error",
     classes: ClassesOpt = None,
@@ -543,13 +670,20 @@ def evaluate_cmd(
     plots: PlotsOpt = None,
     report: ReportOpt = None,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Evaluate PREDICTIONS against GROUND_TRUTH (the default verb)."""
+    import time
+
+    from . import gates as gating
     from .api import check_options, evaluate, summary_keys
 
-    out = resolve_output(output)
-    gates = parse_fail_under(fail_under)
+    started = time.perf_counter()
+    if predictions == "-" and ground_truth == "-":
+        raise UsageError("only one of PREDICTIONS and GROUND_TRUTH can be - (stdin)")
+    op_iou = _tp_iou(tp_iou, iou_thr)
+    out = _report_output(output, matches)
+    gate_list = gating.parse_gates(fail_under, fail_over)
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
     size = parse_image_size(image_size)
@@ -568,7 +702,7 @@ def evaluate_cmd(
     check_options(
         protocol=protocol,
         iou_type=iou_type,
-        iou_thr=iou_thr,
+        iou_thr=op_iou,
         score_thr=score_thr,
         max_dets=md,
         iou_thrs=thrs,
@@ -581,9 +715,10 @@ def evaluate_cmd(
         "honor_ignore": honor_ignore,
         "plus_one": plus_one,
     }
-    # option and gate-key errors before the work: the keys come from the protocol
+    # option errors, gate-key typos and gates pointing the wrong way fail before the work:
+    # the keys come from the protocol
     keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
-    check_gate_keys(gates, keys)
+    gate_list = gating.resolve(gate_list, keys, protocol=protocol, iou_thr=op_iou)
     inputs = [
         p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
     ]
@@ -604,7 +739,7 @@ def evaluate_cmd(
             ground_truth,
             protocol=protocol,
             iou_type=iou_type,
-            iou_thr=iou_thr,
+            iou_thr=op_iou,
             score_thr=score_thr,
             matches=matches is not None,
             pred_format=pred_format,
@@ -631,6 +766,10 @@ def evaluate_cmd(
     finally:
         if progress is not None:
             progress.close()
+    done = time.perf_counter()
+    if verbose:
+        result.info.append(f"time: total {done - started:.3f} s")
+    _add_meta(result, predictions, ground_truth, protocol, done - started)
     write_visuals(
         result,
         curves=curves,
@@ -650,10 +789,66 @@ def evaluate_cmd(
 
             # never over a file the run read, including those the loaders found themselves
             write_atomic(matches, matches_text, inputs, _read(result))
-    status = emit(result, output=out, per_class=per_class, fail_under=gates, quiet=quiet)
+    title = _title(predictions, ground_truth)
+    status = emit(
+        result, output=out, per_class=per_class, gates=gate_list, quiet=quiet, title=title
+    )
     if matches == "-" and matches_text is not None:
+        if sys.stderr.isatty() and not quiet:  # the report goes to the terminal, not stdout
+            _print_table(result, per_class, title, stderr=True)
         write_stdout(matches_text)
     raise typer.Exit(status)
+
+
+def _tp_iou(tp_iou: float | None, iou_thr: float | None) -> float:
+    """``--tp-iou``, or its old name ``--iou-thr`` (the contract's); 0.5 by default."""
+    if tp_iou is not None and iou_thr is not None and tp_iou != iou_thr:
+        raise UsageError(
+            f"--tp-iou {tp_iou:g} and --iou-thr {iou_thr:g} are the same setting (--iou-thr is "
+            "its old name): give one"
+        )
+    value = tp_iou if tp_iou is not None else iou_thr
+    return 0.5 if value is None else value
+
+
+def _report_output(output: str | None, matches: str | None) -> str | None:
+    """The report's format; None when ``--matches -`` owns stdout (one stream, one table)."""
+    if matches == "-":
+        if output is not None:
+            raise UsageError(
+                f"--matches - writes the matches CSV to stdout, so the -o {output} report would "
+                "be mixed into it: write the matches to a file (--matches matches.csv), or drop "
+                "-o to get only the matches on stdout"
+            )
+        return None
+    return resolve_output(output)
+
+
+def _title(predictions: str, ground_truth: str) -> str:
+    """The table title: both file names (the reporter hands it to rich as plain text, never
+    markup; see report.render_table)."""
+    return f"{PROG}: {_shown(predictions)} vs {_shown(ground_truth)}"
+
+
+def _shown(path: str) -> str:
+    """A short name for the title: the file or folder's own name (``<stdin>`` for ``-``)."""
+    if path == "-":
+        return "<stdin>"
+    return os.path.basename(os.path.normpath(path)) or path
+
+
+def _add_meta(
+    result: Any, predictions: str, ground_truth: str, protocol: str, seconds: float
+) -> None:
+    """JSON ``meta``: what produced this report (warnings name their first offenders)."""
+    result.meta = {
+        "version": __version__,
+        "predictions": predictions,
+        "ground_truth": ground_truth,
+        "protocol": protocol,
+        "seconds": round(seconds, 3),
+        "warnings": list(result.warnings),
+    }
 
 
 class _progress_bar:
@@ -684,12 +879,13 @@ class _progress_bar:
 # --------------------------------------------------------------------------- iou
 
 
-@app.command("iou")
+@app.command("iou", epilog=IOU_EXAMPLES)
 def iou_cmd(
     box_a: Annotated[str, typer.Argument(help="A box 'x1,y1,x2,y2' or a CSV file of boxes.")],
     box_b: Annotated[str, typer.Argument(help="A box or a CSV file of boxes (the ground truth).")],
     box_format: Annotated[
-        str, typer.Option("--box-format", help="xyxy (default), xywh or cxcywh.")
+        str,
+        typer.Option("--box-format", metavar="xyxy|xywh|cxcywh", help="Box format of A and B."),
     ] = "xyxy",
     crowd: Annotated[
         bool, typer.Option("--crowd", help="Treat B as crowd regions: |A ∩ B| / |A|.")
@@ -721,20 +917,50 @@ def iou_cmd(
 # --------------------------------------------------------------------------- entry point
 
 
+ROOT_OPTIONS = ("--version", "--install-completion", "--show-completion")
+
+
 def _dispatch_args(argv: list[str], command: Any = None) -> list[str]:
-    """``iou-eval PRED GT ...`` means ``iou-eval evaluate ...``; and a negative box such as
-    ``iou-eval iou -5,0,5,5 0,0,5,5`` is an argument, not an option (``command``: the click
-    group, to know which options take a value)."""
-    if not argv:
-        return argv
+    """``iou-eval PRED GT ...`` means ``iou-eval evaluate PRED GT ...``.
+
+    * ``iou-eval`` and ``iou-eval --help`` show the default verb's help (it lists the verbs);
+    * a first argument that names an existing file or folder is the predictions, even when it
+      is also a verb's name (``iou-eval labels gt/`` in a folder holding Ultralytics'
+      ``labels/``): a note on stderr says so;
+    * a first argument that is neither a path nor a verb but looks like a mistyped verb is a
+      usage error that names the verb;
+    * a negative box such as ``iou-eval iou -5,0,5,5 0,0,5,5`` is an argument, not an option
+      (``command``: the click group, to know which options take a value).
+    """
+    if not argv or argv[0] in ("-h", "--help"):
+        return ["evaluate", "--help"]
     first = argv[0]
-    if first in ("-h", "--help", "--version"):
+    if first.startswith(ROOT_OPTIONS):
         return argv
-    if first not in VERBS:
-        return ["evaluate", *argv]
-    if first == "iou" and command is not None:
-        return [first, *_numbers_as_arguments(argv[1:], command.commands[first])]
-    return argv
+    if first in VERBS:
+        if first != "evaluate" and os.path.exists(first) and len(argv) > 1:
+            from .text import term
+
+            kind = "folder" if os.path.isdir(first) else "file"
+            stderr_line(
+                f"{PROG}: note: {term(first)!r} is a {kind} here, so it is read as the "
+                f"predictions of the default verb, not as the '{first}' verb (to run that "
+                f"verb, start iou-eval from another folder)"
+            )
+            return ["evaluate", *argv]
+        if first == "iou" and command is not None:
+            return [first, *_numbers_as_arguments(argv[1:], command.commands[first])]
+        return argv
+    if not first.startswith("-") and not os.path.exists(first):
+        import difflib
+
+        close = difflib.get_close_matches(first, sorted(VERBS), n=1, cutoff=0.6)
+        if close and not any(c in first for c in "./\\"):
+            raise UsageError(
+                f"unknown verb {first!r} (did you mean '{close[0]}'?); "
+                f"the verbs are {', '.join(sorted(VERBS))}"
+            )
+    return ["evaluate", *argv]
 
 
 def _is_number_list(token: str) -> bool:
@@ -849,9 +1075,10 @@ def main(argv: list[str] | None = None) -> None:
 
     _setup_streams()
     command = typer.main.get_command(app)
-    args = _dispatch_args(list(sys.argv[1:] if argv is None else argv), command)
-    debug = "--debug" in args  # every command's --debug: a traceback instead of one line
+    raw = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in raw  # every command's --debug: a traceback instead of one line
     try:
+        args = _dispatch_args(raw, command)
         code = command.main(args=args, prog_name=PROG, standalone_mode=False)
     except StdoutFailed as exc:
         _silence_stdout()
@@ -864,6 +1091,8 @@ def main(argv: list[str] | None = None) -> None:
     except IouEvalError as exc:
         if debug:
             raise
+        if isinstance(exc, InputError) and exc.path == "-":
+            exc.path = "<stdin>"
         stderr_line(f"{PROG}: error: {exc.message()}")
         sys.exit(2)
     except typer.Exit as exc:
@@ -877,7 +1106,7 @@ def main(argv: list[str] | None = None) -> None:
     except click_exc.ClickException as exc:
         if debug:
             raise
-        stderr_line(f"{PROG}: error: {exc.format_message()}")
+        stderr_line(f"{PROG}: error: {_click_message(exc, click_exc)}")
         sys.exit(2)
     except BrokenPipeError:
         # a write to stdout outside write_stdout() (should not happen): same answer
@@ -891,6 +1120,31 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+# options users of other tools reach for, and what iou-eval calls them
+_OPTION_HINTS = {
+    "--json": "-o json",
+    "--csv": "-o csv",
+    "--markdown": "-o markdown",
+    "--md": "-o markdown",
+    "--table": "-o table",
+    "--format": "-o table|csv|json|markdown",
+    "--conf": "--score-thr",
+    "--iou": "--tp-iou",
+    "--threshold": "--score-thr or --tp-iou",
+    "--iou-threshold": "--tp-iou",
+}
+
+
+def _click_message(exc: Any, click_exc: Any) -> str:
+    """click's message, with the option a user of another tool meant."""
+    message = str(exc.format_message())
+    if isinstance(exc, click_exc.NoSuchOption):
+        hint = _OPTION_HINTS.get(exc.option_name)
+        if hint:
+            return f"no such option: {exc.option_name} (use {hint})"
+    return message
+
+
 # --------------------------------------------------------------------------- segment / labels
 # Semantic segmentation (label-map PNGs) and multi-label sets (CSV): iou_cli/segment.py and
 # iou_cli/labels.py do the work; these commands only map options and print through emit().
@@ -898,7 +1152,36 @@ def main(argv: list[str] | None = None) -> None:
 VERBS.update({"segment", "labels"})
 
 
-@app.command("segment")
+def _clock() -> float:
+    import time
+
+    return time.perf_counter()
+
+
+def _finish(
+    result: Any, predictions: str, ground_truth: str, task: str, started: float, verbose: bool
+) -> None:
+    """JSON meta and, with -v, the run's time on stderr."""
+    seconds = _clock() - started
+    if verbose:
+        result.info.append(f"time: total {seconds:.3f} s")
+    _add_meta(result, predictions, ground_truth, task, seconds)
+
+
+SEGMENT_EXAMPLES = """Examples:
+  iou-eval segment pred/ gt/ --num-classes 19 --ignore-index 255
+  iou-eval segment pred/ gt/ --names classes.txt --per-class -o markdown
+  iou-eval segment pred/ gt/ --names classes.txt --fail-under mIoU=0.6
+"""
+
+LABELS_EXAMPLES = """Examples:
+  iou-eval labels preds.csv gt.csv --per-class
+  iou-eval labels preds.csv gt.csv --average micro -o json
+  iou-eval labels preds.csv gt.csv --fail-under IoU=0.7
+"""
+
+
+@app.command("segment", epilog=SEGMENT_EXAMPLES)
 def segment_cmd(
     pred_dir: Annotated[
         str, typer.Argument(help="Folder of predicted label-map PNGs (or one PNG).")
@@ -907,29 +1190,53 @@ def segment_cmd(
         str, typer.Argument(help="Folder of ground-truth label-map PNGs (or one PNG).")
     ],
     num_classes: Annotated[
-        int, typer.Option("--num-classes", help="Number of classes K (labels 0..K-1).")
-    ],
+        int | None,
+        typer.Option(
+            "--num-classes",
+            help="Number of classes K (labels 0..K-1); default: the number of --names.",
+            rich_help_panel=P_INPUTS,
+        ),
+    ] = None,
     ignore_index: Annotated[
         int | None,
-        typer.Option("--ignore-index", help="Label of unscored pixels, e.g. 255 (>= K)."),
+        typer.Option(
+            "--ignore-index",
+            help="Label of unscored pixels, e.g. 255 (>= K).",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = None,
     names: Annotated[
-        str | None, typer.Option("--names", help="Class names, one per line (line i = class i-1).")
+        str | None,
+        typer.Option(
+            "--names",
+            help="Class names, one per line (line i = class i-1).",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = None,
     unknown: Annotated[
-        str, typer.Option("--unknown", help="error or skip: images without a counterpart.")
+        str,
+        typer.Option(
+            "--unknown",
+            metavar="error|skip",
+            help="Images without a counterpart: error, or skip them.",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = "error",
     output: OutputOpt = None,
     per_class: PerClassOpt = False,
     fail_under: FailUnderOpt = None,
+    fail_over: FailOverOpt = None,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Semantic segmentation: per-class IoU, mIoU, fwIoU, mAcc, aAcc of label-map PNGs."""
-    from .segment import evaluate_segment
+    started = _clock()
+    from .gates import parse_gates, resolve
+    from .segment import SUMMARY_KEYS, evaluate_segment
 
     out = resolve_output(output)
-    gates = parse_fail_under(fail_under)
+    gates = resolve(parse_gates(fail_under, fail_over), SUMMARY_KEYS)
     progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
     try:
         result = evaluate_segment(
@@ -944,45 +1251,67 @@ def segment_cmd(
     finally:
         if progress is not None:
             progress.close()
+    _finish(result, pred_dir, gt_dir, "segment", started, verbose)
     status = emit(
         result,
         output=out,
         per_class=per_class,
-        fail_under=gates,
+        gates=gates,
         quiet=quiet,
-        title=f"{PROG} segment",
+        title=f"{PROG} segment: {_shown(pred_dir)} vs {_shown(gt_dir)}",
     )
     raise typer.Exit(status)
 
 
-@app.command("labels")
+@app.command("labels", epilog=LABELS_EXAMPLES)
 def labels_cmd(
     predictions: Annotated[str, typer.Argument(help="Predicted label sets (CSV).")],
     ground_truth: Annotated[str, typer.Argument(help="True label sets (CSV).")],
     average: Annotated[
         str,
-        typer.Option("--average", help="macro (default), micro, weighted or samples: the IoU key."),
+        typer.Option(
+            "--average",
+            metavar="macro|micro|weighted|samples",
+            help="The average reported as IoU (all four are in the summary).",
+            rich_help_panel=P_PROTOCOL,
+        ),
     ] = "macro",
     id_column: Annotated[
-        str | None, typer.Option("--id-column", help="Sample id column (default: the first).")
+        str | None,
+        typer.Option(
+            "--id-column", help="Sample id column (default: the first).", rich_help_panel=P_INPUTS
+        ),
     ] = None,
     separator: Annotated[
-        str, typer.Option("--separator", help="Separator inside a label-list column.")
+        str,
+        typer.Option(
+            "--separator", help="Separator inside a label-list column.", rich_help_panel=P_INPUTS
+        ),
     ] = ";",
     unknown: Annotated[
-        str, typer.Option("--unknown", help="error or skip: samples without a counterpart.")
+        str,
+        typer.Option(
+            "--unknown",
+            metavar="error|skip",
+            help="Samples without a counterpart: error, or skip them.",
+            rich_help_panel=P_INPUTS,
+        ),
     ] = "error",
     output: OutputOpt = None,
     per_class: PerClassOpt = False,
     fail_under: FailUnderOpt = None,
+    fail_over: FailOverOpt = None,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Multi-label classification: per-class IoU (Jaccard) and its averages from two CSV files."""
-    from .labels import evaluate_labels
+    started = _clock()
+    from .gates import parse_gates, resolve
+    from .labels import SUMMARY_KEYS, evaluate_labels
 
     out = resolve_output(output)
-    gates = parse_fail_under(fail_under)
+    gates = resolve(parse_gates(fail_under, fail_over), SUMMARY_KEYS)
     result = evaluate_labels(
         predictions,
         ground_truth,
@@ -991,13 +1320,14 @@ def labels_cmd(
         separator=separator,
         unknown=unknown,
     )
+    _finish(result, predictions, ground_truth, "labels", started, verbose)
     status = emit(
         result,
         output=out,
         per_class=per_class,
-        fail_under=gates,
+        gates=gates,
         quiet=quiet,
-        title=f"{PROG} labels",
+        title=f"{PROG} labels: {_shown(predictions)} vs {_shown(ground_truth)}",
     )
     raise typer.Exit(status)
 
@@ -1010,7 +1340,14 @@ def labels_cmd(
 VERBS.add("compare")
 
 
-@app.command("compare")
+COMPARE_EXAMPLES = """Examples:
+  iou-eval compare a.json b.json gt.json         # A vs B, bootstrap CIs
+  iou-eval compare a.json b.json gt.json --fail-if-worse AP=0.01
+  iou-eval compare report_a.json report_b.json   # two saved -o json reports
+"""
+
+
+@app.command("compare", epilog=COMPARE_EXAMPLES)
 def compare_cmd(
     inputs: Annotated[
         list[str],

@@ -232,6 +232,8 @@ class Dataset:
     # what the loaders noticed and kept (e.g. a YOLO prediction centred outside its image)
     warnings: list[str] = field(default_factory=list)
     federated: Federated | None = None  # the ground truth's LVIS labels, when it has them
+    # locate(role, row) -> "file:where" of a box (role "pred" or "gt"), for messages
+    locate: Callable[[str, int], str] | None = None
 
     @property
     def pixel_units(self) -> bool:
@@ -409,6 +411,20 @@ def norm_id(key: Hashable) -> Hashable:
         if digits.isascii() and digits.isdigit():
             return int(s)
     return key
+
+
+def locator(pred: Side, gt: Side, ds: Dataset) -> Callable[[str, int], str]:
+    """``locate(role, row)`` for a joined dataset: where box ``row`` of ``ds.pred`` or
+    ``ds.gt`` came from, as ``file:where`` (the first few offenders of a warning)."""
+
+    def locate(role: str, row: int) -> str:
+        side, boxes = (pred, ds.pred) if role == "pred" else (gt, ds.gt)
+        where = _where(side, boxes, row, "bbox").removesuffix(".bbox")
+        if side.locator is not None:  # folders: the locator names the file inside
+            return f"{side.path.rstrip('/')}/{where}"
+        return f"{side.path}:{where}"
+
+    return locate
 
 
 def _where(side: Side, boxes: Boxes, row: int, key: str) -> str:

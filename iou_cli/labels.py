@@ -28,6 +28,8 @@ from .result import Result
 
 FloatArray = npt.NDArray[np.float64]
 AVERAGES = (None, "macro", "micro", "weighted", "samples")
+# summary keys, in order (gates are checked against them before the work)
+SUMMARY_KEYS = ("IoU", *(f"IoU_{a}" for a in AVERAGES[1:]), "samples", "classes")
 _LIST_HEADERS = {"labels", "label", "tags", "tag", "classes", "class", "categories"}
 
 
@@ -375,8 +377,8 @@ def evaluate_labels(
                 "prediction row"
             )
     result.info.append(
-        f"read {len(gt.ids)} ground-truth and {len(pred.ids)} predicted samples, "
-        f"{len(classes)} classes"
+        f"read {len(gt.ids):,} ground-truth and {len(pred.ids):,} predicted samples, "
+        f"{len(classes):,} classes"
     )
     return result
 

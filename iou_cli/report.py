@@ -48,17 +48,31 @@ def _short(v: Any) -> str:
 
 
 def columns(result: Result, per_class: bool) -> list[str]:
+    """CSV columns: the same with or without ``--per-class`` (per-class keys included)."""
+    del per_class  # the rows differ, never the columns
     cols = ["category_id", "name"] + list(result.summary)
-    if per_class:
-        for row in result.per_class:
-            for key in row:
-                if key not in cols:
-                    cols.append(key)
+    for row in result.per_class:
+        for key in row:
+            if key not in cols:
+                cols.append(key)
     return cols
 
 
+def _all_row_id(result: Result) -> Any:
+    """``category_id`` of the ``all`` row: -1 when the ids are integers (so a spreadsheet or
+    pandas keeps the column integer), empty otherwise."""
+    ids = [r.get("category_id") for r in result.per_class]
+    if ids and all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        return -1
+    return None
+
+
 def rows(result: Result, per_class: bool) -> list[dict[str, Any]]:
-    overall: dict[str, Any] = {"category_id": None, "name": "all", **result.summary}
+    overall: dict[str, Any] = {
+        "category_id": _all_row_id(result),
+        "name": "all",
+        **result.summary,
+    }
     out = [overall]
     if per_class:
         out.extend(result.per_class)
@@ -85,14 +99,34 @@ def _json_ready(obj: Any) -> Any:
     return clean(obj)
 
 
+_THRESHOLD_PARAMS = ("iou_thrs", "op_iou_thr", "iou_thr")
+
+
+def _setting(v: Any) -> Any:
+    """A setting as the user would write it: 0.9, not linspace's 0.8999999999999999."""
+    if isinstance(v, dict):
+        return {k: _setting(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_setting(x) for x in v]
+    v = clean(v)
+    if isinstance(v, float):
+        return float(f"{v:.12g}")
+    return v
+
+
 def to_json(result: Result, *, ascii_only: bool = False) -> str:
     """``ascii_only``: every non-ASCII character as a ``\\uXXXX`` escape (for a stdout
     that cannot encode UTF-8: the document stays valid JSON with the same strings)."""
     doc: dict[str, Any] = {
         "summary": _json_ready(result.summary),
         "per_class": _json_ready(result.per_class),
-        "params": _json_ready(result.params),
+        "params": {
+            k: _setting(v) if k in _THRESHOLD_PARAMS else v
+            for k, v in _json_ready(result.params).items()
+        },
     }
+    if result.meta:
+        doc["meta"] = _json_ready(result.meta)
     for key, section in result.extra.items():  # analyses' sections, in order
         doc[key] = _json_ready(section)
     return json_text(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=ascii_only)) + "\n"
@@ -112,22 +146,33 @@ def summary_pairs(result: Result) -> list[tuple[str, str]]:
     return [(k, _short(v)) for k, v in result.summary.items()]
 
 
-# per-class columns shown in tables/markdown (all of them are in CSV/JSON), with short
-# headers so that a table stays within 80 columns without truncating a number
+# per-class columns shown in tables and markdown (all of them are in CSV/JSON), under the
+# same names as in CSV and JSON; a narrow terminal gets the short headers
 _CLASS_TABLE_KEYS = (
-    ("frequency", "fq"),  # LVIS: r, c or f
-    ("AP", "AP"),
-    ("AP50", "AP50"),
-    ("AP75", "AP75"),
-    ("AR100", "AR100"),
-    ("mAP", "mAP"),
-    ("IoU", "IoU"),
-    ("n_gt", "gt"),
-    ("n_det", "det"),
-    ("precision", "P"),
-    ("recall", "R"),
-    ("f1", "F1"),
+    "frequency",  # LVIS: r, c or f
+    "AP",
+    "AP50",
+    "AP75",
+    "AR100",
+    "mAP",
+    "IoU",
+    "n_gt",
+    "n_det",
+    "precision",
+    "recall",
+    "f1",
 )
+SHORT_HEADERS = {
+    "frequency": "fq",
+    "n_gt": "gt",
+    "n_det": "det",
+    "precision": "P",
+    "recall": "R",
+    "f1": "F1",
+}
+# when even short headers and narrow numbers do not fit, columns go in this order (the
+# primary metric, AP / mAP / IoU, and the class name always stay)
+DROP_ORDER = ("AR100", "AP75", "n_det", "f1", "AP50", "precision", "recall", "frequency", "n_gt")
 
 
 def _short3(v: Any) -> str:
@@ -137,13 +182,20 @@ def _short3(v: Any) -> str:
     return _short(v)
 
 
-def class_table_keys(result: Result) -> list[tuple[str, str]]:
-    present: list[tuple[str, str]] = []
-    for key, header in _CLASS_TABLE_KEYS:
-        if any(key in row for row in result.per_class):
-            present.append((key, header))
+def _narrow3(v: Any) -> str:
+    """Three decimals without the leading zero (``.657``; ``1.00`` stays readable)."""
+    v = clean(v)
+    if isinstance(v, float) and 0.0 <= v < 1.0:
+        return f"{v:.3f}"[1:]
+    if isinstance(v, float) and v == 1.0:
+        return "1.00"
+    return _short3(v)
+
+
+def class_table_keys(result: Result) -> list[str]:
+    present = [k for k in _CLASS_TABLE_KEYS if any(k in row for row in result.per_class)]
     if not present and result.per_class:
-        present = [(k, k) for k in result.per_class[0] if k not in ("category_id", "name")][:8]
+        present = [k for k in result.per_class[0] if k not in ("category_id", "name")][:8]
     return present
 
 
@@ -152,16 +204,13 @@ def to_markdown(result: Result, *, per_class: bool = False) -> str:
     if per_class and result.per_class:
         keys = class_table_keys(result)
         body = [
-            [md_cell(r.get("name"))] + [_short(r.get(k)) for k, _ in keys] for r in result.per_class
+            [md_cell(r.get("name"))] + [_short(r.get(k)) for k in keys] for r in result.per_class
         ]
-        out += "\n" + _md_table(["class"] + [h for _, h in keys], body)
+        out += "\n" + _md_table(["class"] + keys, body)
     return out
 
 
-def render_table(result: Result, *, per_class: bool = False, title: str = "iou-eval") -> Any:
-    """A rich renderable (imported lazily: only the table output needs rich)."""
-    from rich import box
-    from rich.console import Group
+def _summary_table(result: Result, title: Any) -> Any:
     from rich.table import Table
 
     from .metrics import OP_KEYS
@@ -172,7 +221,9 @@ def render_table(result: Result, *, per_class: bool = False, title: str = "iou-e
     if not left or not right:
         half = (len(pairs) + 1) // 2
         left, right = pairs[:half], pairs[half:]
-    summary = Table(title=rich_text(title), show_header=True, header_style="bold", expand=False)
+    if isinstance(title, str):
+        title = rich_text(title)
+    summary = Table(title=title, show_header=True, header_style="bold", expand=False)
     summary.add_column("metric", no_wrap=True)
     summary.add_column("value", justify="right", no_wrap=True)
     summary.add_column("metric", no_wrap=True)
@@ -181,18 +232,77 @@ def render_table(result: Result, *, per_class: bool = False, title: str = "iou-e
         a = left[i] if i < len(left) else ("", "")
         b = right[i] if i < len(right) else ("", "")
         summary.add_row(*(rich_text(x) for x in (a[0], a[1], b[0], b[1])))
-    parts: list[Any] = [summary]
+    return summary
+
+
+def _class_table(result: Result, keys: list[str], short: bool, narrow: bool) -> Any:
+    from rich import box
+    from rich.table import Table
+
+    fmt = _narrow3 if narrow else _short3
+    t = Table(show_header=True, header_style="bold", expand=False, box=box.SIMPLE_HEAD)
+    # the name column never wraps and is never dropped; only a name longer than the whole
+    # terminal is cut with an ellipsis
+    t.add_column("class", no_wrap=True, overflow="ellipsis")
+    cells = [[fmt(r.get(k)) for k in keys] for r in result.per_class]
+    for j, key in enumerate(keys):
+        header = SHORT_HEADERS.get(key, key) if short else key
+        width = max([len(header)] + [len(c[j]) for c in cells])
+        t.add_column(header, justify="right", no_wrap=True, min_width=width)
+    for r, c in zip(result.per_class, cells, strict=True):
+        t.add_row(rich_text(r.get("name")), *c)
+    return t
+
+
+def _width_of(table: Any) -> int:
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    console = Console(width=100_000, file=io.StringIO())
+    return int(Measurement.get(console, console.options, table).maximum)
+
+
+def class_table_layouts(result: Result) -> list[tuple[list[str], bool, bool]]:
+    """(columns, short headers, narrow numbers), widest first, in the order they degrade:
+    full -> short headers -> narrow numbers -> drop columns one by one (``DROP_ORDER``)."""
+    keys = class_table_keys(result)
+    layouts = [(keys, False, False), (keys, True, False), (keys, True, True)]
+    current = list(keys)
+    for key in DROP_ORDER:
+        if key in current and len(current) > 1:
+            current = [k for k in current if k != key]
+            layouts.append((current, True, True))
+    return layouts
+
+
+def full_width(result: Result, *, per_class: bool = False, title: Any = "iou-eval") -> int:
+    """The width at which nothing is abbreviated (``-o table`` into a pipe or file)."""
+    width = _width_of(_summary_table(result, title))
     if per_class and result.per_class:
         keys = class_table_keys(result)
-        cells = [[_short3(r.get(k)) for k, _ in keys] for r in result.per_class]
-        t = Table(show_header=True, header_style="bold", expand=False, box=box.SIMPLE_HEAD)
-        t.add_column("class", overflow="fold", min_width=8)
-        for j, (_, header) in enumerate(keys):
-            width = max([len(header)] + [len(c[j]) for c in cells])
-            t.add_column(header, justify="right", no_wrap=True, min_width=width)
-        for r, c in zip(result.per_class, cells, strict=True):
-            t.add_row(rich_text(r.get("name")), *(rich_text(x) for x in c))
-        parts.append(t)
+        width = max(width, _width_of(_class_table(result, keys, False, False)))
+    return max(width, 20)
+
+
+def render_table(
+    result: Result, *, per_class: bool = False, title: Any = "iou-eval", width: int | None = None
+) -> Any:
+    """A rich renderable (imported lazily: only the table output needs rich).
+
+    ``width``: the terminal's columns; the per-class table then takes the widest layout of
+    :func:`class_table_layouts` that fits (the class name column never wraps or goes).
+    """
+    from rich.console import Group
+
+    parts: list[Any] = [_summary_table(result, title)]
+    if per_class and result.per_class:
+        layouts = class_table_layouts(result)
+        table = None
+        for keys, short, narrow in layouts:
+            table = _class_table(result, keys, short, narrow)
+            if width is None or _width_of(table) <= width:
+                break
+        parts.append(table)
     return Group(*parts)
 
 

@@ -42,6 +42,9 @@ class Result:
     matches: Matches | None = None
     warnings: list[str] = field(default_factory=list)
     info: list[str] = field(default_factory=list)
+    # JSON "meta": version, predictions, ground_truth, protocol, seconds, warnings (set by
+    # the CLI, which knows the paths as typed and the wall time)
+    meta: dict[str, Any] = field(default_factory=dict)
     # the typed evaluation behind the numbers (protocol verbs), with its match table
     evaluation: Evaluation | None = field(default=None, repr=False)
     # further top-level JSON sections, in order (analyses: "tide", "curves", ...)

@@ -34,6 +34,8 @@ from .result import Result
 
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[str, int, int], None]
+# summary keys, in order (gates are checked against them before the work)
+SUMMARY_KEYS = ("mIoU", "fwIoU", "mAcc", "aAcc", "mDice", "images", "pixels")
 _MODES = {"L", "P", "I;16", "I;16B", "I;16L", "I", "1"}
 
 
@@ -106,12 +108,14 @@ def read_label_map(path: str) -> npt.NDArray[Any]:
     return arr
 
 
-def _read_names(names: str | Sequence[str] | None, k: int) -> list[str]:
+def _read_names(names: str | Sequence[str] | None, k: int | None) -> list[str]:
+    """The class names (``k`` None: as many as given)."""
     if names is None:
+        assert k is not None
         return [str(i) for i in range(k)]
     if not isinstance(names, str):
         out = [str(n) for n in names]
-        if len(out) != k:
+        if k is not None and len(out) != k:
             raise UsageError(f"names: expected {k} names (num_classes), got {len(out)}")
         return out
     try:
@@ -128,7 +132,9 @@ def _read_names(names: str | Sequence[str] | None, k: int) -> list[str]:
     for i, ln in enumerate(lines, start=1):
         if not ln:
             raise InputError(names, i, "empty class name (one name per line, line i = class i - 1)")
-    if len(lines) != k:
+    if not lines:
+        raise InputError(names, None, "no class names in this file")
+    if k is not None and len(lines) != k:
         raise InputError(names, None, f"expected {k} names (--num-classes), got {len(lines)}")
     return lines
 
@@ -142,6 +148,8 @@ def _check_values(arr: npt.NDArray[Any], path: str, k: int, ignore: int | None, 
         value = int(arr[y, x])
         n = int(np.count_nonzero(bad))
         tail = f" and is not the --ignore-index {ignore}" if ignore is not None else ""
+        if ignore is None and value == 255:
+            tail = " (255 usually marks unlabelled pixels: add --ignore-index 255)"
         raise InputError(
             path,
             f"pixel (x={x}, y={y})",
@@ -217,7 +225,7 @@ def evaluate_segment(
     pred_dir: str,
     gt_dir: str,
     *,
-    num_classes: int,
+    num_classes: int | None = None,
     ignore_index: int | None = None,
     names: str | Sequence[str] | None = None,
     unknown: str = "error",
@@ -225,13 +233,17 @@ def evaluate_segment(
 ) -> Result:
     """Semantic segmentation IoU of two folders of label-map PNGs matched by file stem.
 
-    ``num_classes`` K: ground-truth and predicted values must be in ``0..K-1`` or equal
+    ``num_classes`` K (default: the number of ``names``): ground-truth and predicted values must be in ``0..K-1`` or equal
     ``ignore_index`` (ground-truth pixels with it are not scored; predicted pixels with it
     on a labelled pixel count as misses). ``names``: a file with one class name per line
     (or a list). A ground-truth image without a prediction, or a prediction without a
     ground truth, is an error; ``unknown="skip"`` leaves them out and counts them.
     ``progress(label, done, total)`` is called after each image.
     """
+    if num_classes is None:
+        if names is None:
+            raise UsageError("--num-classes: give the number of classes K, or --names FILE")
+        num_classes = len(_read_names(names, None))
     if (
         isinstance(num_classes, bool)
         or not isinstance(num_classes, (int, np.integer))
@@ -322,7 +334,7 @@ def evaluate_segment(
                 f"skipped {skipped['unknown_image']} prediction(s) without a ground truth"
             )
     result.info.append(
-        f"read {total} image pairs, {k} classes, {summary['pixels']} labelled pixels"
+        f"read {total:,} image pairs, {k:,} classes, {summary['pixels']:,} labelled pixels"
     )
     if total == 0:
         result.warnings.append("no image pairs were evaluated")

@@ -50,26 +50,15 @@ class Comparison:
 
 
 # --------------------------------------------------------------------------- key directions
-# iou_cli/gates.py (issue 15) owns key directions; until it is on main this table stands in.
-
-_SETTINGS = {"iou_thr", "score_thr"}
-_LOWER = {"fp", "fn"}
 
 
 def key_direction(key: str) -> str:
-    """``higher``, ``lower`` or ``setting`` (iou_cli.gates.direction when available)."""
-    try:
-        from .. import gates
+    """``higher``, ``lower`` or ``setting``: the gates' own reading of a summary key
+    (iou_cli/gates.py); an input count (images, pixels) compares as higher-is-better."""
+    from ..gates import direction
 
-        d = str(gates.direction(key))
-        return d if d in ("higher", "lower", "setting") else "higher"
-    except (ImportError, AttributeError):
-        pass
-    if key in _SETTINGS:
-        return "setting"
-    if key in _LOWER:
-        return "lower"
-    return "higher"
+    d = str(direction(key))
+    return d if d in ("higher", "lower", "setting") else "higher"
 
 
 # --------------------------------------------------------------------------- gates

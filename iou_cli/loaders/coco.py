@@ -60,7 +60,12 @@ def _check_record(
             )
     if need_bbox or "bbox" in rec:
         if "bbox" not in rec:
-            raise InputError(path, where, "missing key 'bbox'")
+            hint = (
+                " (this record has a 'segmentation': evaluate masks with --iou-type segm)"
+                if "segmentation" in rec
+                else ""
+            )
+            raise InputError(path, where, f"missing key 'bbox'{hint}")
         bbox = rec["bbox"]
         if not isinstance(bbox, list):
             raise InputError(path, f"{where}.bbox", f"expected 4 numbers, got {kind_of(bbox)}")

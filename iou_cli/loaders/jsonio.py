@@ -10,9 +10,12 @@ from ..errors import InputError
 
 
 def read_bytes(path: str) -> bytes:
+    from . import streams
     from .files import read_input
 
-    return read_input(path, expected="a JSON file")
+    if streams.is_stream(path) or streams.is_gzip(path):
+        return streams.read_input(path)
+    return read_input(path, expected="a JSON file")  # regular file, bounded (files.py)
 
 
 def _reject_constant(name: str) -> Any:
@@ -100,6 +103,6 @@ def _refuse_duplicate_keys(path: str, data: bytes, doc: Any) -> None:
 
 
 def load_json(path: str) -> Any:
-    if os.path.isdir(path):
+    if path != "-" and os.path.isdir(path):
         raise InputError(path, None, "is a folder, expected a JSON file")
     return parse_json(path, read_bytes(path))

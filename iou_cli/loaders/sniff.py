@@ -25,27 +25,24 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Categories, Dataset, Images, Side, align, norm_id
+from ..data import Categories, Dataset, Images, Side, align, locator, norm_id
 from ..errors import InputError
 from . import FORMATS, LoadOptions
 from .files import check_file_arg, stat_input
 
 
 def detect_format(path: str) -> str:
-    """``coco``, ``voc`` or ``yolo`` for a file or folder."""
-    st = stat_input(path)
-    if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
-        check_file_arg(path)  # a device or socket is refused; a pipe goes by its name
-        low = path.lower()
-        for ext, fmt in ((".xml", "voc"), (".txt", "yolo"), (".json", "coco")):
-            if low.endswith(ext):
-                return fmt
-        raise InputError(
-            path,
-            None,
-            "a pipe: its format cannot be detected without reading it; "
-            "give --pred-format or --gt-format",
-        )
+    """``coco``, ``voc`` or ``yolo`` for a file or folder (or ``-``, a pipe: COCO JSON)."""
+    from . import streams
+
+    if path != "-":
+        st = stat_input(path)
+        if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
+            check_file_arg(path)  # a device or a socket is refused before it is opened
+    if streams.is_stream(path):
+        return streams.sniff(path)
+    if not os.path.exists(path):
+        raise InputError(path, None, "no such file or folder")
     if os.path.isfile(path):
         low = path.lower()
         foreign = _foreign_file(path, low)
@@ -55,7 +52,7 @@ def detect_format(path: str) -> str:
             return "voc"
         if low.endswith((".txt", ".yaml", ".yml")) or os.path.basename(low) == "obj.data":
             return "yolo"
-        if low.endswith(".json"):
+        if low.endswith((".json", ".json.gz")):
             return "coco"
         with open(path, "rb") as f:
             head = f.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -255,12 +252,23 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
         raise InputError(
             path, None, f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}"
         )
+    detected = fmt is None
     if fmt is None:
         fmt = detect_format(path)
-    elif not os.path.exists(path):  # a forced format skips detection (and its complaints)
+    elif path != "-" and not os.path.exists(path):  # a forced format skips detection
         raise InputError(path, None, "no such file or folder")
+    if fmt != "coco":
+        from . import streams
+
+        if streams.is_stream(path):
+            raise InputError(
+                streams.shown(path),
+                None,
+                f"--{'pred' if role == 'pred' else 'gt'}-format {fmt}: only COCO JSON can be "
+                "read from stdin or a pipe (VOC and YOLO are folders of files: pass the folder)",
+            )
     if fmt == "coco":
-        if os.path.isdir(path):
+        if path != "-" and os.path.isdir(path):
             raise InputError(path, None, "COCO input is a JSON file, not a folder")
         from .coco import load_coco
 
@@ -329,6 +337,7 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
         sizes=sizes,
         image_size=opts.image_size,
         progress=opts.progress,
+        detect_order=detected and role == "pred",
         listing=listing,
         iou_type=opts.iou_type,
     )
@@ -559,6 +568,7 @@ def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
     check_geometry(gt)
     check_geometry(pred)
     ds = align(pred, gt, unknown=opts.unknown)
+    ds.locate = locator(pred, gt, ds)
     ds.info[:0] = info
     ds.warnings.extend([*gt.notes.get("warnings", []), *pred.notes.get("warnings", [])])
     return ds

@@ -153,9 +153,12 @@ def load_yolo(
     progress: Callable[[str, int, int], None] | None = None,
     listing: Listing | None = None,
     iou_type: str = "bbox",
+    detect_order: bool = False,
 ) -> Side:
     """Read a YOLO txt folder (or one txt file). ``fmt`` is ``yolo`` or ``yolo-darknet``
     (the column order of predictions; ground truth is always ``class cx cy w h``).
+    ``detect_order``: the predictions' column order was not forced, so it is detected from
+    the file (:func:`column_order`); when forced, a warning says if it looks wrong.
 
     ``sizes`` (stem -> W, H, e.g. from ``--images``) or ``image_size`` (every image) give
     pixel sizes; with a size for every image the boxes are scaled to pixels.
@@ -173,6 +176,16 @@ def load_yolo(
 
     pred = role == "pred"
     ncol = 6 if pred else 5
+    texts: dict[str, str] = {}
+    order_notes: dict[str, list[str]] = {"warnings": [], "info": []}
+    if pred:
+        fmt, found = _prescan_order(base, files, fmt, detect_order, texts)
+        if detect_order and fmt == "yolo-darknet":
+            order_notes["info"].append(
+                f"{path}: YOLO predictions read in darknet order (class conf cx cy w h)"
+            )
+        if found is not None:
+            order_notes["warnings"].append(found)
     layout = (
         "class cx cy w h"
         if not pred
@@ -200,7 +213,10 @@ def load_yolo(
         seen_stems[stem] = rel
         k = len(keys)
         keys.append(stem)
-        for ln, line in enumerate(_lines(_read_text(file, member=not single)), 1):
+        text = texts.pop(file, None)
+        if text is None:
+            text = _read_text(file, member=not single)
+        for ln, line in enumerate(_lines(text), 1):
             parts = line.split()
             if not parts:
                 continue
@@ -214,6 +230,11 @@ def load_yolo(
                 hint = ""
                 if pred and len(parts) == 5:
                     hint = " (no confidence: this looks like ground truth; predictions come first)"
+                elif not pred and len(parts) == 6:
+                    hint = (
+                        " (a confidence column: this looks like predictions; "
+                        "predictions come first, ground truth second)"
+                    )
                 raise InputError(
                     file, ln, f"expected {ncol} columns ({layout}), got {len(parts)}{hint}"
                 )
@@ -319,7 +340,15 @@ def load_yolo(
         Categories(cat_ids, cat_names),
         boxes,
         has_scores=pred,
-        notes={"files": total, "names": names_path, **_outside_note(centre_outside)},
+        notes={
+            "files": total,
+            "names": names_path,
+            "warnings": [
+                *order_notes["warnings"],
+                *_outside_note(centre_outside).get("warnings", []),
+            ],
+            "info": order_notes["info"],
+        },
         locator=locator,
         read_paths=read_paths,
     )
@@ -329,6 +358,72 @@ def load_yolo(
     if bool(sized[boxes.image].all()) and (n > 0 or bool(sized.all())):
         side = to_pixels(side, width, height)
     return side
+
+
+def _prescan_order(
+    base: str, files: list[str], fmt: str, detect: bool, texts: dict[str, str]
+) -> tuple[str, str | None]:
+    """The predictions' column order from every plain six-column row of the folder
+    (:func:`column_order`); the texts read are kept in ``texts`` for the loader."""
+    raw: list[list[float]] = []
+    for rel in files:
+        file = os.path.join(base, rel)
+        text = texts[file] = _read_text(file)
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) != 6:
+                continue  # blank, ground-truth-like or polygon rows: the loader judges them
+            try:
+                raw.append([float(x) for x in parts[1:]])
+            except ValueError:
+                continue
+    values = np.asarray(raw, dtype=np.float64).reshape(len(raw), 5)
+    return column_order(values[np.isfinite(values).all(axis=1)], fmt, detect=detect)
+
+
+# how far a box may reach past the image border and still be plausible (rounding, clipping)
+_TOLERANCE = 0.02
+
+
+def _fit(cols: np.ndarray) -> np.ndarray:
+    """Rows whose four columns (cx, cy, w, h) make a box inside the unit image."""
+    cx, cy, w, h = cols[:, 0], cols[:, 1], cols[:, 2], cols[:, 3]
+    t = _TOLERANCE
+    inside = (cols >= 0.0).all(axis=1) & (cols <= 1.0).all(axis=1)
+    inside &= (
+        (cx - w / 2 >= -t) & (cx + w / 2 <= 1 + t) & (cy - h / 2 >= -t) & (cy + h / 2 <= 1 + t)
+    )
+    return inside
+
+
+def column_order(raw: np.ndarray, fmt: str, *, detect: bool) -> tuple[str, str | None]:
+    """The predictions' column order and a warning (or None).
+
+    ``raw`` holds the five numbers after the class of every row. The confidence is the
+    column that is not a plausible box coordinate across the file: read as Ultralytics
+    (``cx cy w h conf``) and as darknet (``conf cx cy w h``), the right order gives boxes
+    that lie inside the image; the wrong one mixes the confidence into the box. The order
+    whose boxes fit more often wins; a tie keeps ``fmt``. When the order was forced
+    (``detect`` False) and the other one fits clearly better, a warning says so.
+    """
+    if not len(raw):
+        return fmt, None
+    fits = {
+        "yolo": float(_fit(raw[:, 0:4]).mean()),
+        "yolo-darknet": float(_fit(raw[:, 1:5]).mean()),
+    }
+    other = "yolo-darknet" if fmt == "yolo" else "yolo"
+    if detect:
+        return (other if fits[other] > fits[fmt] else fmt), None
+    if fits[other] >= 0.99 and fits[fmt] < 0.9:
+        layouts = {"yolo": "class cx cy w h conf", "yolo-darknet": "class conf cx cy w h"}
+        bad = len(raw) - int(round(fits[fmt] * len(raw)))
+        return fmt, (
+            f"--pred-format {fmt} reads the columns as {layouts[fmt]}, but then {bad} of "
+            f"{len(raw)} predicted boxes do not fit in their image, while every box fits as "
+            f"{layouts[other]}: the file looks like --pred-format {other}"
+        )
+    return fmt, None
 
 
 def _named_class(

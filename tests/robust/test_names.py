@@ -89,6 +89,14 @@ def coco_pair(folder: Path, names: list[str], file_names: list[str] | None = Non
 # ------------------------------------------------------------------ per-output checks
 
 
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
 def _subsequence(small: str, big: str) -> bool:
     it = iter(big)
     return all(c in it for c in small)
@@ -101,7 +109,8 @@ def check_csv(text: str, names: list[str] | None = None) -> list[list[str]]:
     for row in rows:
         assert len(row) == width, row
         for cell in row:
-            assert not cell.startswith(FORMULA), cell
+            # a number is a number (-1 is data); text may not start a formula
+            assert not cell.startswith(FORMULA) or _is_number(cell), cell
             assert not CONTROL.search(cell.replace("\t", "").replace("\n", "")), cell
     if names is not None:
         col = rows[0].index("name") if "name" in rows[0] else rows[0].index("category")

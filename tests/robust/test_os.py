@@ -66,7 +66,7 @@ def big_scene(folder: Path, n: int = 4000) -> list[str]:
 def test_reader_closes_the_pipe_early_is_quiet_141(tmp_path: Path) -> None:
     args = big_scene(tmp_path, 20_000)  # ~600 kB: far more than a pipe buffer
     proc = subprocess.Popen(
-        [sys.executable, "-m", "iou_cli", *args, "-q", "-o", "csv", "--matches", "-"],
+        [sys.executable, "-m", "iou_cli", *args, "-q", "--matches", "-"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -75,7 +75,7 @@ def test_reader_closes_the_pipe_early_is_quiet_141(tmp_path: Path) -> None:
     proc.stdout.close()
     err = proc.stderr.read()
     code = proc.wait(timeout=60)
-    assert first.startswith(b"category_id,name,AP")
+    assert first.startswith(b"image,category,pred_id")
     assert code == 141 and err == b"", (code, err)
 
 
@@ -83,11 +83,11 @@ def test_shell_pipe_into_head(tmp_path: Path) -> None:
     # ~600 kB: far more than the pipe buffer and what head reads before it exits
     args = big_scene(tmp_path, 20_000)
     cmd = (
-        f"{sys.executable} -m iou_cli {args[0]} {args[1]} -q -o csv --matches - | head -1; "
+        f"{sys.executable} -m iou_cli {args[0]} {args[1]} -q --matches - | head -1; "
         'echo "status=${PIPESTATUS[0]}" >&2'
     )
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60)
-    assert r.stdout.startswith("category_id,name,AP") and r.stdout.count("\n") == 1
+    assert r.stdout.startswith("image,category,pred_id") and r.stdout.count("\n") == 1
     assert r.stderr == "status=141\n"
 
 
@@ -248,11 +248,23 @@ def test_a_pipe_is_read_up_to_the_bound(tmp_path: Path, monkeypatch: pytest.Monk
     )
 
 
-def test_a_pipe_of_unknown_format_is_refused(tmp_path: Path) -> None:
+def test_a_pipe_that_is_not_json_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "gt"
+    os.mkfifo(fifo)
+    t = _feed(fifo, b"<annotation/>")
+    line = assert_one_error_line(*run_cli([PRED, str(fifo)]))
+    t.join(5)
+    assert "only COCO JSON can be read from stdin or a pipe" in line
+
+
+def test_a_pipe_without_writer_is_refused_when_sniffed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "FIFO_WAIT", 0.3)
     fifo = tmp_path / "gt"
     os.mkfifo(fifo)
     line = assert_one_error_line(*run_cli([PRED, str(fifo)]))
-    assert "its format cannot be detected without reading it; give --pred-format" in line
+    assert line == f"iou-eval: error: {fifo}: a FIFO that nobody writes to (waited 0.3 s)"
 
 
 # ------------------------------------------------------------------ where outputs go
