@@ -1384,9 +1384,18 @@ def compare_cmd(
     protocol: Annotated[
         str, typer.Option("--protocol", help="coco (default), voc (all-point) or voc07 (11-point).")
     ] = "coco",
+    tp_iou: Annotated[
+        float | None,
+        typer.Option(
+            "--tp-iou",
+            metavar="T",
+            help="IoU at which a prediction counts as a true positive at the operating point "
+            "(and the VOC threshold); default 0.5.",
+        ),
+    ] = None,
     iou_thr: Annotated[
-        float, typer.Option("--iou-thr", help="IoU threshold of the operating point (and VOC).")
-    ] = 0.5,
+        float | None, typer.Option("--iou-thr", hidden=True, help="Old name of --tp-iou.")
+    ] = None,
     score_thr: Annotated[
         float | None,
         typer.Option("--score-thr", help="Confidence of the operating point (default: max F1)."),
@@ -1469,7 +1478,7 @@ def compare_cmd(
         confidence=confidence,
         protocol=protocol,
         iou_type=iou_type,
-        iou_thr=iou_thr,
+        iou_thr=_tp_iou(tp_iou, iou_thr),
         score_thr=score_thr,
         max_dets=md,
         iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,

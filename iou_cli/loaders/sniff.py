@@ -478,12 +478,14 @@ def _scale_known(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
     return to_pixels(side, w, h)
 
 
-def _check_categories(pred: Side, gt: Side) -> None:
-    """Category matching needs names unless both sides use the same id space."""
+def _check_categories(pred: Side, gt: Side) -> str | None:
+    """Category matching needs names unless both sides use the same id space. Returns the
+    note to show when classes are joined by index although one side names them (the other
+    side's order is then assumed, which a user must be able to see)."""
     p_named = all(n is not None for n in pred.categories.names)
     g_named = all(n is not None for n in gt.categories.names)
     if p_named and g_named:
-        return
+        return None
     p_ids = all(i is not None for i in pred.categories.ids)
     g_ids = all(i is not None for i in gt.categories.ids)
     same_space = (
@@ -493,7 +495,16 @@ def _check_categories(pred: Side, gt: Side) -> None:
         or (pred.format == "coco-results" and gt.format == "yolo")
     )
     if p_ids and g_ids and same_space:
-        return
+        if p_named == g_named or not len(pred.categories) or not len(gt.categories):
+            return None
+        named, bare = (pred, gt) if p_named else (gt, pred)
+        role = "ground truth" if bare is gt else "predictions"
+        opt = "--gt-names" if bare is gt else "--pred-names"
+        return (
+            f"classes joined by index: the {role}, {bare.path}, name no classes, so their "
+            f"indices are read with the names of {named.path}; if their order differs, "
+            f"give {opt}"
+        )
     for side in (pred, gt):
         if all(n is not None for n in side.categories.names):
             continue
@@ -522,6 +533,7 @@ def _check_categories(pred: Side, gt: Side) -> None:
             f"{(gt if side is pred else pred).path} ({(gt if side is pred else pred).format}); "
             "use a COCO dataset file with 'categories'",
         )
+    return None
 
 
 def _check_images(pred: Side, gt: Side) -> None:
@@ -549,7 +561,9 @@ def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
     info: list[str] = [*gt.notes.get("info", []), *pred.notes.get("info", [])]
     pred = join_results(pred, gt, opts, info)
     _check_images(pred, gt)
-    _check_categories(pred, gt)
+    note = _check_categories(pred, gt)
+    if note:
+        info.append(note)
     pred, gt = apply_voc_origin(pred, gt, opts.voc_origin, info)
     lenient = (opts.protocol or "coco") in ("voc", "voc07")
     if pred.boxes.normalized and not gt.boxes.normalized:

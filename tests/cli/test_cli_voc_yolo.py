@@ -82,3 +82,21 @@ def test_sample_demo_yolo_vs_voc(capsys: pytest.CaptureFixture[str]) -> None:
     assert {r["name"] for r in doc["per_class"]} == {"cat", "dog", "person"}
     # the difficult person does not count in the ground-truth total
     assert sum(r["n_gt"] for r in doc["per_class"]) == 20
+
+
+def test_classes_joined_by_index_with_names_on_one_side_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # predictions with their own names file, ground truth without one: the only possible
+    # join is by class index, which is wrong when the orders differ; it is said on stderr
+    import shutil
+
+    root = Path(__file__).resolve().parents[2] / "sample_data" / "yolo"
+    shutil.copytree(root / "preds", tmp_path / "a" / "preds")
+    shutil.copytree(root / "labels", tmp_path / "b" / "labels")
+    code, _, err = run(
+        [str(tmp_path / "a" / "preds"), str(tmp_path / "b" / "labels"), "-o", "json"], capsys
+    )
+    assert code == 0
+    line = next(x for x in err.splitlines() if "classes joined by index" in x)
+    assert "ground truth" in line and "--gt-names" in line and str(tmp_path / "b") in line

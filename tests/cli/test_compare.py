@@ -455,3 +455,16 @@ def test_compare_report_is_self_contained_and_escapes_names(
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "http://" not in html and "https://" not in html.replace("https://www.w3.org", "")
     assert html.count("data:image/svg+xml") == 2  # overlaid PR curves and delta bars
+
+
+def test_compare_takes_tp_iou_and_its_old_name(capsys: pytest.CaptureFixture[str]) -> None:
+    # the default verb's --tp-iou (old name --iou-thr) works the same for compare
+    outs = []
+    for flag in ("--tp-iou", "--iou-thr"):
+        code, out, err = run(
+            ["compare", PRED, PRED, GT, flag, "0.75", "--bootstrap", "0", "-o", "json", "-q"],
+            capsys,
+        )
+        assert code == 0, err
+        outs.append(json.loads(out)["metrics"]["iou_thr"]["a"])
+    assert outs == [0.75, 0.75]
