@@ -484,6 +484,159 @@ def analysis_args(
         )
 
 
+# options shared by the evaluate and compare verbs (one declaration each)
+IouTypeOpt = Annotated[
+    str,
+    typer.Option(
+        "--iou-type",
+        metavar="bbox|segm",
+        help="Boxes or instance masks.",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
+ProtocolOpt = Annotated[
+    str,
+    typer.Option(
+        "--protocol",
+        metavar="coco|voc|voc07|lvis",
+        help="COCO 101-point AP over IoU .50:.95; VOC all-point; VOC2007 11-point; LVIS "
+        "(federated, lvis-api).",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
+TpIouOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--tp-iou",
+        metavar="T",
+        help="IoU a match needs to count as a true positive at the operating point "
+        "(TP/FP/FN, precision, recall, F1), and the VOC AP threshold (default 0.5). "
+        "Was --iou-thr, which still works.",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
+IouThrOldOpt = Annotated[
+    float | None, typer.Option("--iou-thr", hidden=True, help="Old name of --tp-iou.")
+]
+ScoreThrOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--score-thr",
+        metavar="S",
+        help="Confidence of the operating point, in [0, 1] (default: the one maximising F1).",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
+MaxDetsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--max-dets",
+        metavar="N,N,...",
+        help="COCO maxDets (default 1,10,100).",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
+IouThrsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--iou-thrs",
+        metavar="T,T,...",
+        help="COCO AP thresholds (default .50:.05:.95); not the operating point's --tp-iou.",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
+HonorIgnoreOpt = Annotated[
+    bool,
+    typer.Option(
+        "--honor-ignore",
+        help="Also treat a ground truth's 'ignore' flag as ignored.",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
+PlusOneOpt = Annotated[
+    bool,
+    typer.Option(
+        "--plus-one",
+        help="VOC devkit pixel convention: width = x2 - x1 + 1.",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
+PredFormatOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pred-format",
+        metavar="coco|voc|yolo|yolo-darknet",
+        help="Force the predictions' format (YOLO column order: detected when not forced).",
+        rich_help_panel=P_INPUTS,
+    ),
+]
+GtFormatOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gt-format",
+        metavar="coco|voc|yolo",
+        help="Force the ground truth's format.",
+        rich_help_panel=P_INPUTS,
+    ),
+]
+NamesOpt = Annotated[
+    str | None,
+    typer.Option("--names", help="Class-names file (YOLO).", rich_help_panel=P_INPUTS),
+]
+GtNamesOpt = Annotated[
+    str | None,
+    typer.Option("--gt-names", help="Class names of the ground truth.", rich_help_panel=P_INPUTS),
+]
+PredNamesOpt = Annotated[
+    str | None,
+    typer.Option("--pred-names", help="Class names of the predictions.", rich_help_panel=P_INPUTS),
+]
+ImagesOpt = Annotated[
+    str | None,
+    typer.Option("--images", help="Image folder (sizes for YOLO).", rich_help_panel=P_INPUTS),
+]
+ImageSizeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--image-size", metavar="W,H", help="Size of every image.", rich_help_panel=P_INPUTS
+    ),
+]
+UnknownOpt = Annotated[
+    str,
+    typer.Option(
+        "--unknown",
+        metavar="error|skip|skip-images|skip-classes",
+        help="Predictions for images/classes the ground truth does not know: error, or drop them.",
+        rich_help_panel=P_INPUTS,
+    ),
+]
+SplitOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--split",
+        help="Split of a data.yaml / obj.data / VOC root (default val).",
+        rich_help_panel=P_INPUTS,
+    ),
+]
+ImageMapOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--image-map",
+        metavar="COCO.json",
+        help="Image id <-> file_name for results lists.",
+        rich_help_panel=P_INPUTS,
+    ),
+]
+VocOriginOpt = Annotated[
+    int,
+    typer.Option(
+        "--voc-origin",
+        help="VOC corners: 0 continuous (default), 1 devkit 1-based.",
+        rich_help_panel=P_INPUTS,
+    ),
+]
+
+
 @app.command("evaluate", help=EVALUATE_HELP, epilog=EVALUATE_EXAMPLES)
 def evaluate_cmd(
     predictions: Annotated[
@@ -499,66 +652,13 @@ def evaluate_cmd(
     ],
     output: OutputOpt = None,
     per_class: PerClassOpt = False,
-    iou_type: Annotated[
-        str,
-        typer.Option(
-            "--iou-type",
-            metavar="bbox|segm",
-            help="Boxes or instance masks.",
-            rich_help_panel=P_PROTOCOL,
-        ),
-    ] = "bbox",
-    protocol: Annotated[
-        str,
-        typer.Option(
-            "--protocol",
-            metavar="coco|voc|voc07|lvis",
-            help="COCO 101-point AP over IoU .50:.95; VOC all-point; VOC2007 11-point; LVIS "
-            "(federated, lvis-api).",
-            rich_help_panel=P_PROTOCOL,
-        ),
-    ] = "coco",
-    tp_iou: Annotated[
-        float | None,
-        typer.Option(
-            "--tp-iou",
-            metavar="T",
-            help="IoU a match needs to count as a true positive at the operating point "
-            "(TP/FP/FN, precision, recall, F1), and the VOC AP threshold (default 0.5). "
-            "Was --iou-thr, which still works.",
-            rich_help_panel=P_PROTOCOL,
-        ),
-    ] = None,
-    iou_thr: Annotated[
-        float | None, typer.Option("--iou-thr", hidden=True, help="Old name of --tp-iou.")
-    ] = None,
-    score_thr: Annotated[
-        float | None,
-        typer.Option(
-            "--score-thr",
-            metavar="S",
-            help="Confidence of the operating point, in [0, 1] (default: the one maximising F1).",
-            rich_help_panel=P_PROTOCOL,
-        ),
-    ] = None,
-    max_dets: Annotated[
-        str | None,
-        typer.Option(
-            "--max-dets",
-            metavar="N,N,...",
-            help="COCO maxDets (default 1,10,100).",
-            rich_help_panel=P_PROTOCOL,
-        ),
-    ] = None,
-    iou_thrs: Annotated[
-        str | None,
-        typer.Option(
-            "--iou-thrs",
-            metavar="T,T,...",
-            help="COCO AP thresholds (default .50:.05:.95); not the operating point's --tp-iou.",
-            rich_help_panel=P_PROTOCOL,
-        ),
-    ] = None,
+    iou_type: IouTypeOpt = "bbox",
+    protocol: ProtocolOpt = "coco",
+    tp_iou: TpIouOpt = None,
+    iou_thr: IouThrOldOpt = None,
+    score_thr: ScoreThrOpt = None,
+    max_dets: MaxDetsOpt = None,
+    iou_thrs: IouThrsOpt = None,
     matches: Annotated[
         str | None,
         typer.Option(
@@ -571,76 +671,16 @@ def evaluate_cmd(
     ] = None,
     fail_under: FailUnderOpt = None,
     fail_over: FailOverOpt = None,
-    honor_ignore: Annotated[
-        bool,
-        typer.Option(
-            "--honor-ignore",
-            help="Also treat a ground truth's 'ignore' flag as ignored.",
-            rich_help_panel=P_PROTOCOL,
-        ),
-    ] = False,
-    plus_one: Annotated[
-        bool,
-        typer.Option(
-            "--plus-one",
-            help="VOC devkit pixel convention: width = x2 - x1 + 1.",
-            rich_help_panel=P_PROTOCOL,
-        ),
-    ] = False,
-    pred_format: Annotated[
-        str | None,
-        typer.Option(
-            "--pred-format",
-            metavar="coco|voc|yolo|yolo-darknet",
-            help="Force the predictions' format (YOLO column order: detected when not forced).",
-            rich_help_panel=P_INPUTS,
-        ),
-    ] = None,
-    gt_format: Annotated[
-        str | None,
-        typer.Option(
-            "--gt-format",
-            metavar="coco|voc|yolo",
-            help="Force the ground truth's format.",
-            rich_help_panel=P_INPUTS,
-        ),
-    ] = None,
-    names: Annotated[
-        str | None,
-        typer.Option("--names", help="Class-names file (YOLO).", rich_help_panel=P_INPUTS),
-    ] = None,
-    gt_names: Annotated[
-        str | None,
-        typer.Option(
-            "--gt-names", help="Class names of the ground truth.", rich_help_panel=P_INPUTS
-        ),
-    ] = None,
-    pred_names: Annotated[
-        str | None,
-        typer.Option(
-            "--pred-names", help="Class names of the predictions.", rich_help_panel=P_INPUTS
-        ),
-    ] = None,
-    images: Annotated[
-        str | None,
-        typer.Option("--images", help="Image folder (sizes for YOLO).", rich_help_panel=P_INPUTS),
-    ] = None,
-    image_size: Annotated[
-        str | None,
-        typer.Option(
-            "--image-size", metavar="W,H", help="Size of every image.", rich_help_panel=P_INPUTS
-        ),
-    ] = None,
-    unknown: Annotated[
-        str,
-        typer.Option(
-            "--unknown",
-            metavar="error|skip|skip-images|skip-classes",
-            help="Predictions for images/classes the ground truth does not know: error, or "
-            "drop them.",
-            rich_help_panel=P_INPUTS,
-        ),
-    ] = "error",
+    honor_ignore: HonorIgnoreOpt = False,
+    plus_one: PlusOneOpt = False,
+    pred_format: PredFormatOpt = None,
+    gt_format: GtFormatOpt = None,
+    names: NamesOpt = None,
+    gt_names: GtNamesOpt = None,
+    pred_names: PredNamesOpt = None,
+    images: ImagesOpt = None,
+    image_size: ImageSizeOpt = None,
+    unknown: UnknownOpt = "error",
     classes: ClassesOpt = None,
     image_ids: ImageIdsOpt = None,
     class_agnostic: AgnosticOpt = False,
@@ -650,22 +690,9 @@ def evaluate_cmd(
     confusion: ConfusionOpt = False,
     per_image: PerImageOpt = False,
     calibration: CalibrationOpt = False,
-    # --- issue 17: layouts as tools write them (loaders.LoadOptions)
-    split: Annotated[
-        str | None,
-        typer.Option("--split", help="Split of a data.yaml / obj.data / VOC root (default val)."),
-    ] = None,
-    image_map: Annotated[
-        str | None,
-        typer.Option(
-            "--image-map", metavar="COCO.json", help="Image id <-> file_name for results lists."
-        ),
-    ] = None,
-    voc_origin: Annotated[
-        int,
-        typer.Option("--voc-origin", help="VOC corners: 0 continuous (default), 1 devkit 1-based."),
-    ] = 0,
-    # --- end issue 17
+    split: SplitOpt = None,
+    image_map: ImageMapOpt = None,
+    voc_origin: VocOriginOpt = 0,
     curves: CurvesOpt = False,
     plots: PlotsOpt = None,
     report: ReportOpt = None,
@@ -1380,84 +1407,26 @@ def compare_cmd(
     ] = False,
     output: OutputOpt = None,
     per_class: PerClassOpt = False,
-    iou_type: Annotated[str, typer.Option("--iou-type", help="bbox or segm.")] = "bbox",
-    protocol: Annotated[
-        str, typer.Option("--protocol", help="coco (default), voc (all-point) or voc07 (11-point).")
-    ] = "coco",
-    tp_iou: Annotated[
-        float | None,
-        typer.Option(
-            "--tp-iou",
-            metavar="T",
-            help="IoU at which a prediction counts as a true positive at the operating point "
-            "(and the VOC threshold); default 0.5.",
-        ),
-    ] = None,
-    iou_thr: Annotated[
-        float | None, typer.Option("--iou-thr", hidden=True, help="Old name of --tp-iou.")
-    ] = None,
-    score_thr: Annotated[
-        float | None,
-        typer.Option("--score-thr", help="Confidence of the operating point (default: max F1)."),
-    ] = None,
-    max_dets: Annotated[
-        str | None,
-        typer.Option("--max-dets", metavar="N[,N...]", help="COCO maxDets (default 1,10,100)."),
-    ] = None,
-    iou_thrs: Annotated[
-        str | None,
-        typer.Option(
-            "--iou-thrs", metavar="T[,T...]", help="COCO IoU thresholds (default .50:.05:.95)."
-        ),
-    ] = None,
-    honor_ignore: Annotated[
-        bool,
-        typer.Option(
-            "--honor-ignore", help="Also treat a ground truth's 'ignore' flag as ignored."
-        ),
-    ] = False,
-    plus_one: Annotated[
-        bool, typer.Option("--plus-one", help="VOC devkit pixel convention: width = x2 - x1 + 1.")
-    ] = False,
-    pred_format: Annotated[
-        str | None, typer.Option("--pred-format", help="coco, voc, yolo or yolo-darknet.")
-    ] = None,
-    gt_format: Annotated[str | None, typer.Option("--gt-format", help="coco, voc or yolo.")] = None,
-    names: Annotated[str | None, typer.Option("--names", help="Class-names file (YOLO).")] = None,
-    gt_names: Annotated[
-        str | None, typer.Option("--gt-names", help="Class names of the ground truth.")
-    ] = None,
-    pred_names: Annotated[
-        str | None, typer.Option("--pred-names", help="Class names of the predictions.")
-    ] = None,
-    images: Annotated[
-        str | None, typer.Option("--images", help="Image folder (sizes for YOLO).")
-    ] = None,
-    image_size: Annotated[
-        str | None, typer.Option("--image-size", metavar="W,H", help="Size of every image.")
-    ] = None,
-    unknown: Annotated[
-        str,
-        typer.Option(
-            "--unknown",
-            help="error, skip, skip-images or skip-classes: predictions for images/classes "
-            "the ground truth does not know.",
-        ),
-    ] = "error",
-    split: Annotated[
-        str | None,
-        typer.Option("--split", help="Split of a data.yaml / obj.data / VOC root (default val)."),
-    ] = None,
-    image_map: Annotated[
-        str | None,
-        typer.Option(
-            "--image-map", metavar="COCO.json", help="Image id <-> file_name for results lists."
-        ),
-    ] = None,
-    voc_origin: Annotated[
-        int,
-        typer.Option("--voc-origin", help="VOC corners: 0 continuous (default), 1 devkit 1-based."),
-    ] = 0,
+    iou_type: IouTypeOpt = "bbox",
+    protocol: ProtocolOpt = "coco",
+    tp_iou: TpIouOpt = None,
+    iou_thr: IouThrOldOpt = None,
+    score_thr: ScoreThrOpt = None,
+    max_dets: MaxDetsOpt = None,
+    iou_thrs: IouThrsOpt = None,
+    honor_ignore: HonorIgnoreOpt = False,
+    plus_one: PlusOneOpt = False,
+    pred_format: PredFormatOpt = None,
+    gt_format: GtFormatOpt = None,
+    names: NamesOpt = None,
+    gt_names: GtNamesOpt = None,
+    pred_names: PredNamesOpt = None,
+    images: ImagesOpt = None,
+    image_size: ImageSizeOpt = None,
+    unknown: UnknownOpt = "error",
+    split: SplitOpt = None,
+    image_map: ImageMapOpt = None,
+    voc_origin: VocOriginOpt = 0,
     report: ReportOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
