@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 OUTPUTS = ("table", "csv", "json", "markdown")
 
 
-def _csv_cell(v: Any) -> str:
+def csv_value(v: Any) -> str:
     """Numbers as numbers (full precision); text as text a spreadsheet never evaluates."""
     v = clean(v)
     if v is None:
@@ -85,17 +85,17 @@ def to_csv(result: Result, *, per_class: bool = False) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
     for row in rows(result, per_class):
-        w.writerow([_csv_cell(row.get(c)) for c in cols])
+        w.writerow([csv_value(row.get(c)) for c in cols])
     return buf.getvalue()
 
 
-def _json_ready(obj: Any) -> Any:
+def json_ready(obj: Any) -> Any:
     if getattr(obj, "ndim", 0) > 0 and hasattr(obj, "tolist"):  # NumPy arrays
         obj = obj.tolist()
     if isinstance(obj, dict):
-        return {str(k): _json_ready(v) for k, v in obj.items()}
+        return {str(k): json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_json_ready(v) for v in obj]
+        return [json_ready(v) for v in obj]
     return clean(obj)
 
 
@@ -118,17 +118,17 @@ def to_json(result: Result, *, ascii_only: bool = False) -> str:
     """``ascii_only``: every non-ASCII character as a ``\\uXXXX`` escape (for a stdout
     that cannot encode UTF-8: the document stays valid JSON with the same strings)."""
     doc: dict[str, Any] = {
-        "summary": _json_ready(result.summary),
-        "per_class": _json_ready(result.per_class),
+        "summary": json_ready(result.summary),
+        "per_class": json_ready(result.per_class),
         "params": {
             k: _setting(v) if k in _THRESHOLD_PARAMS else v
-            for k, v in _json_ready(result.params).items()
+            for k, v in json_ready(result.params).items()
         },
     }
     if result.meta:
-        doc["meta"] = _json_ready(result.meta)
+        doc["meta"] = json_ready(result.meta)
     for key, section in result.extra.items():  # analyses' sections, in order
-        doc[key] = _json_ready(section)
+        doc[key] = json_ready(section)
     return json_text(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=ascii_only)) + "\n"
 
 
@@ -325,7 +325,7 @@ def matches_csv(matches: Matches) -> str:
             v = clean(col[i])
             if name in ("pred_id", "gt_id", "best_gt_id") and v == -1:
                 v = None
-            cells.append(_csv_cell(v))
+            cells.append(csv_value(v))
         w.writerow(cells)
     return buf.getvalue()
 

@@ -10,29 +10,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from typing import Any
 
 from .analysis.compare import Comparison, key_direction
-from .text import csv_cell, md_cell, rich_text
+from .report import csv_value, json_ready
+from .result import clean
+from .text import csv_cell, json_text, md_cell, rich_text
 
 ENTRY_KEYS = ("a", "b", "delta", "ci_low", "ci_high", "significant")
-
-
-def _plain(v: Any) -> Any:
-    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
-
-
-def _json_ready(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _json_ready(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_ready(v) for v in obj]
-    return _plain(obj)
 
 
 def to_json(c: Comparison) -> str:
@@ -43,18 +28,9 @@ def to_json(c: Comparison) -> str:
         "gates": c.gates,
         "warnings": c.warnings,
     }
-    return json.dumps(_json_ready(doc), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-
-
-def _num_cell(v: Any) -> str:
-    v = _plain(v)
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
+    return (
+        json_text(json.dumps(json_ready(doc), indent=2, allow_nan=False, ensure_ascii=False)) + "\n"
+    )
 
 
 CSV_COLUMNS = ("scope", "key", "category_id", "name", *ENTRY_KEYS)
@@ -67,7 +43,7 @@ def to_csv(c: Comparison, *, per_class: bool = False) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for key, e in c.metrics.items():
-        w.writerow(["summary", key, "", "all", *[_num_cell(e.get(k)) for k in ENTRY_KEYS]])
+        w.writerow(["summary", key, "", "all", *[csv_value(e.get(k)) for k in ENTRY_KEYS]])
     if per_class:
         for r in c.per_class:
             cid = r.get("category_id")
@@ -75,9 +51,9 @@ def to_csv(c: Comparison, *, per_class: bool = False) -> str:
                 [
                     "class",
                     r.get("key", ""),
-                    csv_cell(str(cid)) if isinstance(cid, str) else _num_cell(cid),
+                    csv_cell(str(cid)) if isinstance(cid, str) else csv_value(cid),
                     csv_cell(str(r.get("name"))),
-                    *[_num_cell(r.get(k)) for k in ENTRY_KEYS],
+                    *[csv_value(r.get(k)) for k in ENTRY_KEYS],
                 ]
             )
     return buf.getvalue()
@@ -98,7 +74,7 @@ def by_change(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _fmt(v: Any, digits: int = 4) -> str:
-    v = _plain(v)
+    v = clean(v)
     if v is None:
         return "-"
     if isinstance(v, bool):
@@ -109,7 +85,7 @@ def _fmt(v: Any, digits: int = 4) -> str:
 
 
 def _fmt_delta(v: Any, digits: int = 4) -> str:
-    v = _plain(v)
+    v = clean(v)
     if v is None:
         return "-"
     if isinstance(v, int):
@@ -118,7 +94,7 @@ def _fmt_delta(v: Any, digits: int = 4) -> str:
 
 
 def _ci(e: dict[str, Any], digits: int = 3) -> str:
-    lo, hi = _plain(e.get("ci_low")), _plain(e.get("ci_high"))
+    lo, hi = clean(e.get("ci_low")), clean(e.get("ci_high"))
     if lo is None or hi is None:
         return "-"
     if isinstance(e.get("a"), int) and float(lo).is_integer() and float(hi).is_integer():
@@ -133,7 +109,7 @@ def _sig(e: dict[str, Any]) -> str:
 
 def _verdict(key: str, e: dict[str, Any]) -> str:
     """better / worse / same for the table's last column (direction-aware)."""
-    d = _plain(e.get("delta"))
+    d = clean(e.get("delta"))
     if d is None:
         return "-"
     direction = key_direction(key)
@@ -212,7 +188,7 @@ def render_table(c: Comparison, *, per_class: bool = False, title: str = "iou-ev
         for h in _class_header(c)[1:]:
             t.add_column(h, justify="right", no_wrap=True)
         for r in by_change(c.per_class):
-            d = _plain(r.get("delta"))
+            d = clean(r.get("delta"))
             style = "" if d is None or d == 0 else ("red" if d < 0 else "green")
             cells = _class_cells(c, r)
             t.add_row(

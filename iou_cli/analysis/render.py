@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..report import csv_value
 from ..text import csv_cell, md_cell, rich_text
 from .tide import MAIN, SPECIAL
 
@@ -24,17 +25,6 @@ SECTIONS = (
     ("calibration", "--calibration"),
 )
 TOP_N = 10  # terminal/markdown: top confusions, worst images, label-error candidates
-
-
-def _num(v: Any) -> str:
-    """A CSV number cell: full precision, empty when undefined."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
 
 
 def _short(v: Any, digits: int = 4) -> str:
@@ -64,11 +54,11 @@ def csv_table(name: str, section: Any) -> str:
             [
                 [
                     e,
-                    _num(section["dAP"][e]),
-                    _num(section["count"][e]),
-                    _num(section["baseline"]),
-                    _num(section["pos_thr"]),
-                    _num(section["bg_thr"]),
+                    csv_value(section["dAP"][e]),
+                    csv_value(section["count"][e]),
+                    csv_value(section["baseline"]),
+                    csv_value(section["pos_thr"]),
+                    csv_value(section["bg_thr"]),
                 ]
                 for e in MAIN + SPECIAL
             ],
@@ -77,20 +67,23 @@ def csv_table(name: str, section: Any) -> str:
         labels = [csv_cell(x) for x in section["labels"]]
         return _csv(
             [""] + labels,
-            [[labels[i]] + [_num(v) for v in row] for i, row in enumerate(section["matrix"])],
+            [[labels[i]] + [csv_value(v) for v in row] for i, row in enumerate(section["matrix"])],
         )
     if name == "per_image":
         rows = section
         keys = list(rows[0]) if rows else ["image", "n_gt", "n_pred", "tp", "fp", "fn"]
         return _csv(
             keys,
-            [[csv_cell(str(r[k])) if k == "image" else _num(r[k]) for k in keys] for r in rows],
+            [
+                [csv_cell(str(r[k])) if k == "image" else csv_value(r[k]) for k in keys]
+                for r in rows
+            ],
         )
     if name == "calibration":
         ov = section["overall"]
-        body = [["all", _num(ov["n"]), _num(ov["ece"]), _num(ov["mce"])]]
+        body = [["all", csv_value(ov["n"]), csv_value(ov["ece"]), csv_value(ov["mce"])]]
         body += [
-            [csv_cell(r["name"]), _num(r["n"]), _num(r["ece"]), _num(r["mce"])]
+            [csv_cell(r["name"]), csv_value(r["n"]), csv_value(r["ece"]), csv_value(r["mce"])]
             for r in section["per_class"]
         ]
         return _csv(["name", "n", "ece", "mce"], body)
