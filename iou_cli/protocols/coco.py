@@ -119,9 +119,14 @@ class CocoEvaluation(Evaluation):
         thr: float | None = self._cache["score_thr"]
         return thr
 
+    def summary_stats(self) -> dict[str, float | None]:
+        """The protocol's metrics (here pycocotools' 12 stats; LVIS overrides this)."""
+        return self.stats()
+
     def summary(self) -> dict[str, Any]:
+        """The metrics, then the operating point (TP/FP/FN, P/R/F1, mean IoU)."""
         score, tp, fp, iou = self._op_columns()
-        out: dict[str, Any] = dict(self.stats())
+        out: dict[str, Any] = dict(self.summary_stats())
         out.update(
             operating_point(
                 score,

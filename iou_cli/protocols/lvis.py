@@ -35,7 +35,6 @@ import numpy.typing as npt
 
 from ..data import Dataset, Federated
 from ..errors import InputError
-from ..metrics import operating_point
 from ..result import Result
 from . import Protocol
 from .coco import CocoEvaluation, CocoParams
@@ -173,21 +172,8 @@ class LvisEvaluation(CocoEvaluation):
             self.precision[..., -1], self.recall[..., -1], self.params.iou_thrs, self.frequency
         )
 
-    def summary(self) -> dict[str, Any]:
-        score, tp, fp, iou = self._op_columns()
-        out: dict[str, Any] = dict(self.lvis_stats())
-        out.update(
-            operating_point(
-                score,
-                tp,
-                fp,
-                iou,
-                int(self.table.n_pos.sum()),
-                score_thr=self.score_thr,
-                iou_thr=self.params.op_iou_thr,
-            )
-        )
-        return out
+    def summary_stats(self) -> dict[str, float | None]:
+        return self.lvis_stats()
 
     def per_class(self) -> list[dict[str, Any]]:
         """Per class: ``frequency``, then the COCO protocol's row, whose stats with the one
