@@ -34,12 +34,13 @@ tidecv-oracle: $(TIDECV)
 demo: $(STAMP)
 	$(BIN)/iou-eval sample_data/coco/preds.json sample_data/coco/gt.json --per-class -o table
 
-# The fast suite (well under a minute); tests marked slow (long fuzz and scale) run in test-slow.
+# The fast suite on every core (pytest-xdist; about a minute on 2 cores); tests marked slow
+# (long fuzz and scale) run in test-slow.
 test: $(TSTAMP) $(TIDECV)
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -m "not slow" -n auto
 
 test-slow: $(TSTAMP) $(TIDECV)
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -m slow -n auto
 
 lint: $(TSTAMP)
 	$(BIN)/ruff check iou_cli tests bench
