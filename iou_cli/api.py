@@ -171,9 +171,58 @@ def evaluate(
         tide_bg_thr=float(tide_bg_thr),
     )
     check_analyses(analyses, protocol)
+    opts = load_options(
+        protocol=protocol,
+        iou_type=iou_type,
+        pred_format=pred_format,
+        gt_format=gt_format,
+        names=names,
+        gt_names=gt_names,
+        pred_names=pred_names,
+        images=images,
+        image_size=image_size,
+        unknown=unknown,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+        progress=progress,
+    )
+    ds = load_pair(predictions, ground_truth, opts)
+    if classes or image_ids or class_agnostic:
+        from .analysis import subset
+
+        ds = subset.apply(ds, classes=classes, image_ids=image_ids, agnostic=class_agnostic)
+    result = evaluate_dataset(ds, protocol=protocol, **options)
+    result.info.insert(0, read_line(ds, iou_type))
+    if analyses.any or result.matches is not None:
+        from .analysis.run import analyze
+
+        analyze(result, analyses)
+    return result
+
+
+def load_options(
+    *,
+    protocol: str,
+    iou_type: str,
+    pred_format: str | None,
+    gt_format: str | None,
+    names: str | None,
+    gt_names: str | None,
+    pred_names: str | None,
+    images: str | None,
+    image_size: tuple[float, float] | None,
+    unknown: str,
+    split: str | None,
+    image_map: str | None,
+    voc_origin: int,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> LoadOptions:
+    """The loaders' options of a run (every verb that reads a prediction/ground-truth pair
+    builds them here), ``--voc-origin`` checked."""
     if voc_origin not in (0, 1):
         raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
-    opts = LoadOptions(
+    return LoadOptions(
         pred_format=pred_format,
         gt_format=gt_format,
         iou_type=iou_type,
@@ -189,18 +238,6 @@ def evaluate(
         voc_origin=voc_origin,
         protocol=protocol,
     )
-    ds = load_pair(predictions, ground_truth, opts)
-    if classes or image_ids or class_agnostic:
-        from .analysis import subset
-
-        ds = subset.apply(ds, classes=classes, image_ids=image_ids, agnostic=class_agnostic)
-    result = evaluate_dataset(ds, protocol=protocol, **options)
-    result.info.insert(0, read_line(ds, iou_type))
-    if analyses.any or result.matches is not None:
-        from .analysis.run import analyze
-
-        analyze(result, analyses)
-    return result
 
 
 def read_line(ds: Dataset, iou_type: str = "bbox") -> str:

@@ -67,9 +67,10 @@ def check_target(path: str, inputs: Iterable[str], read_files: Iterable[str] = (
 
 
 def write_atomic(
-    path: str, text: str, inputs: Iterable[str] = (), read_files: Iterable[str] = ()
+    path: str, text: str | bytes, inputs: Iterable[str] = (), read_files: Iterable[str] = ()
 ) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and rename it into place.
+    """Write ``text`` (str, or bytes for PNG/SVG) to a temporary file beside ``path`` and
+    rename it into place.
 
     An existing file is replaced only when the whole text is written; on any failure
     (including Ctrl-C) the temporary file is removed and ``path`` is untouched. A device
@@ -93,18 +94,7 @@ def write_atomic_bytes(
     path: str, data: bytes, inputs: Iterable[str] = (), read_files: Iterable[str] = ()
 ) -> None:
     """:func:`write_atomic` for binary content (PNG, SVG)."""
-    check_target(path, inputs, read_files)
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = None
-    try:
-        if mode is not None and not stat.S_ISREG(mode):
-            _write_direct(path, data, mode)
-        else:
-            _write_replace(path, data)
-    except OSError as e:
-        raise OutputError(f"{path}: cannot write: {e.strerror or e}") from None
+    write_atomic(path, data, inputs, read_files)
 
 
 def _write_direct(path: str, text: str | bytes, mode: int) -> None:

@@ -475,8 +475,7 @@ def compare(
             "compare: expected PRED_A PRED_B GROUND_TRUTH or REPORT_A REPORT_B, got "
             f"{len(paths)} path(s)"
         )
-    from ..api import check_options, evaluate_dataset, load_pair, summary_keys
-    from ..loaders import LoadOptions
+    from ..api import check_options, evaluate_dataset, load_options, load_pair, summary_keys
 
     check_options(
         protocol=protocol,
@@ -489,8 +488,21 @@ def compare(
         formats=(pred_format, gt_format),
     )
     check_bootstrap_options(bootstrap, confidence)
-    if voc_origin not in (0, 1):
-        raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
+    opts = load_options(
+        protocol=protocol,
+        iou_type=iou_type,
+        pred_format=pred_format,
+        gt_format=gt_format,
+        names=names,
+        gt_names=gt_names,
+        pred_names=pred_names,
+        images=images,
+        image_size=image_size,
+        unknown=unknown,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+    )
     # the default verb's protocol options (None / False = not given), so a and b are its
     # values; COCO keeps every area range's match table for the bootstrap
     protocol_options: dict[str, Any] = {
@@ -501,21 +513,6 @@ def compare(
     }
     keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
     check_gate_keys(gates, keys)  # option and key errors before the work
-    opts = LoadOptions(
-        pred_format=pred_format,
-        gt_format=gt_format,
-        iou_type=iou_type,
-        names=names,
-        gt_names=gt_names,
-        pred_names=pred_names,
-        images=images,
-        image_size=image_size,
-        unknown=unknown,
-        split=split,
-        image_map=image_map,
-        voc_origin=voc_origin,
-        protocol=protocol,
-    )
 
     keep = {"keep_tables": True} if protocol in ("coco", "lvis") and bootstrap > 0 else {}
 
