@@ -116,6 +116,7 @@ def evaluate(
     split: str | None = None,
     image_map: str | None = None,
     voc_origin: int = 0,
+    pred_ids: str = "auto",
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth``.
 
@@ -186,6 +187,7 @@ def evaluate(
         image_map=image_map,
         voc_origin=voc_origin,
         progress=progress,
+        pred_ids=pred_ids,
     )
     ds = load_pair(predictions, ground_truth, opts)
     if classes or image_ids or class_agnostic:
@@ -217,11 +219,15 @@ def load_options(
     image_map: str | None,
     voc_origin: int,
     progress: Callable[[str, int, int], None] | None = None,
+    pred_ids: str = "auto",
 ) -> LoadOptions:
     """The loaders' options of a run (every verb that reads a prediction/ground-truth pair
     builds them here), ``--voc-origin`` checked."""
     if voc_origin not in (0, 1):
         raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
+    from .loaders.class_ids import check_mode
+
+    check_mode(pred_ids)
     return LoadOptions(
         pred_format=pred_format,
         gt_format=gt_format,
@@ -237,6 +243,7 @@ def load_options(
         image_map=image_map,
         voc_origin=voc_origin,
         protocol=protocol,
+        pred_ids=pred_ids,
     )
 
 
