@@ -40,10 +40,12 @@ import numpy.typing as npt
 from ..data import Dataset
 from ..errors import UsageError
 from ..evaluation import Evaluation
+from ..matching.pairs import pair_iou_bbox
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import OP_KEYS, best_f1_threshold, operating_point
 from ..result import Matches, Result, clean
 from . import Protocol
+from .coco import IOU_THRS as COCO_THRS
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -75,23 +77,24 @@ def iou_f32(gt: F32, pred: F32) -> F32:
     return out
 
 
-def _match_group(iou: F32, thrs: F32) -> tuple[IntArray, F32]:
+def _match_group(iou: npt.NDArray[Any], thrs: npt.NDArray[Any]) -> tuple[IntArray, Any]:
     """Greedy matching of one (image, class) group: ``iou`` (G, D), predictions by
     descending confidence. Returns per prediction and threshold the ground truth taken
-    (-1: none) and its IoU."""
+    (-1: none) and its IoU (``iou``'s dtype)."""
     G, D = iou.shape
     T = thrs.shape[0]
+    zero = iou.dtype.type(0)
     taken = np.full((D, T), -1, dtype=np.int64)
-    t_iou = np.zeros((D, T), dtype=np.float32)
+    t_iou = np.zeros((D, T), dtype=iou.dtype)
     claimed = np.zeros((G, T), dtype=bool)
     cols = np.arange(T)
     for j in np.flatnonzero((iou >= thrs.min()).any(axis=0)):
-        avail = np.where(claimed, np.float32(0), iou[:, j, None])
+        avail = np.where(claimed, zero, iou[:, j, None])
         k = avail.argmax(axis=0)
         best = avail[k, cols]
         ok = best >= thrs
         taken[j] = np.where(ok, k, -1)
-        t_iou[j] = np.where(ok, best, 0)
+        t_iou[j] = np.where(ok, best, zero)
         claimed[k[ok], cols[ok]] = True
     return taken, t_iou
 
@@ -166,17 +169,22 @@ def accumulate(
     )
 
 
-def match(ds: Dataset) -> tuple[IntArray, IntArray, F32]:
+def match(ds: Dataset, *, precision: str = "float32") -> tuple[IntArray, IntArray, F32]:
     """Match every prediction. Returns ``order`` (prediction rows by image, then descending
     float32 confidence, stable: Ultralytics' evaluation order), and per position of
-    ``order`` and threshold the ground-truth row taken (-1 none) and its IoU."""
+    ``order`` and threshold the ground-truth row taken (-1 none) and its IoU.
+
+    ``precision="float64"`` (for ``explain``) keeps the same rule on pycocotools' IoU,
+    thresholds (``min(t, 1 - 1e-10)``) and float64 confidences."""
     gt, pr = ds.gt, ds.pred
     K = max(len(ds.categories), 1)
-    conf = pr.score.astype(np.float32)
+    f32 = precision == "float32"
+    conf = pr.score.astype(np.float32) if f32 else pr.score
     order = np.lexsort((-conf, pr.image)).astype(np.int64)
+    thrs: npt.NDArray[Any] = IOU_THRS if f32 else np.minimum(COCO_THRS, 1 - 1e-10)
     T = IOU_THRS.shape[0]
     taken = np.full((order.shape[0], T), -1, dtype=np.int64)
-    t_iou = np.zeros((order.shape[0], T), dtype=np.float32)
+    t_iou = np.zeros((order.shape[0], T), dtype=np.float32 if f32 else np.float64)
     if not len(gt) or not order.size:
         return order, taken, t_iou
     p_key = (pr.image * K + pr.category)[order]
@@ -194,8 +202,13 @@ def match(ds: Dataset) -> tuple[IntArray, IntArray, F32]:
     for k in np.flatnonzero(g_hi > g_lo):
         pos = by_key[p_lo[k] : p_hi[k]]
         grows = g_rows[g_lo[k] : g_hi[k]]
-        iou = iou_f32(g32[grows], p32[order[pos]])
-        g_idx, g_iou = _match_group(iou, IOU_THRS)
+        drows = order[pos]
+        if f32:
+            iou: npt.NDArray[Any] = iou_f32(g32[grows], p32[drows])
+        else:
+            gg, dd = np.meshgrid(grows, drows, indexing="ij")
+            iou = pair_iou_bbox(ds, dd.ravel(), gg.ravel()).reshape(gg.shape)
+        g_idx, g_iou = _match_group(iou, thrs)
         taken[pos] = np.where(g_idx >= 0, grows[np.maximum(g_idx, 0)], -1)
         t_iou[pos] = g_iou
     return order, taken, t_iou
