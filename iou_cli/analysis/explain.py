@@ -200,41 +200,40 @@ def _coco_stats(ds: Dataset, max_dets: tuple[int, ...] | None = None) -> dict[st
 def _coco_to_ultralytics(ds: Dataset) -> Explanation:
     from ..protocols import ultralytics as ul
 
-    if not ds.pixel_units and len(ds.gt):
-        pass  # normalised boxes: every protocol reads them alike
     n_gt = np.bincount(ds.gt.category, minlength=len(ds.categories)).astype(np.int64)
-    states: list[tuple[str, str, str, Callable[[], dict[str, float | None]]]] = []
     start = _coco_stats(ds)
     ds1 = _no_ignore(ds)
     group = ds.pred.image * max(len(ds.categories), 1) + ds.pred.category
     most = int(np.bincount(group).max()) if group.size else 0
     no_cap = (1, 10, max(100, most))
+    bits: dict[str, tuple[npt.NDArray[np.bool_], npt.NDArray[Any], IntArray]] = {}
 
-    def matched(precision: str) -> tuple[Any, ...]:
-        order, taken, _ = ul.match(ds1, precision=precision)
-        score = ds1.pred.score[order]
-        if precision == "float32":
-            score = score.astype(np.float32)
-        return taken >= 0, score, ds1.pred.category[order]
-
-    m64: list[Any] = []
-    m32: list[Any] = []
+    def matched(precision: str) -> tuple[npt.NDArray[np.bool_], npt.NDArray[Any], IntArray]:
+        if precision not in bits:
+            order, taken, _ = ul.match(ds1, precision=precision)
+            score: npt.NDArray[Any] = ds1.pred.score[order]
+            if precision == "float32":
+                score = score.astype(np.float32)
+            bits[precision] = (taken >= 0, score, ds1.pred.category[order])
+        return bits[precision]
 
     def step3() -> dict[str, float | None]:
-        m64[:] = matched("float64")
-        return coco_ap(*m64, n_gt)
+        correct, score, cls = matched("float64")
+        return coco_ap(correct, score, cls, n_gt)
 
     def step4() -> dict[str, float | None]:
-        m32[:] = matched("float32")
-        return coco_ap(*m32, n_gt)
+        correct, score, cls = matched("float32")
+        return coco_ap(correct, score, cls, n_gt)
 
     def step5() -> dict[str, float | None]:
-        return coco_ap(*m32, n_gt, sort="numpy")
+        correct, score, cls = matched("float32")
+        return coco_ap(correct, score, cls, n_gt, sort="numpy")
 
     def step6() -> dict[str, float | None]:
-        correct, conf, cls = m32
+        correct, conf, cls = matched("float32")
         return _ul_ap(ul.accumulate(correct, conf, cls, ds1.gt.category))
 
+    states: list[tuple[str, str, str, Callable[[], dict[str, float | None]]]]
     states = [
         ("crowd and ignore", "ignored regions", "ordinary ground truth", lambda: _coco_stats(ds1)),
         ("maxDets", "100 per image and class", "no limit", lambda: _coco_stats(ds1, no_cap)),
