@@ -37,7 +37,7 @@ from ..errors import UsageError
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-TARGETS = ("ultralytics",)
+TARGETS = ("ultralytics", "voc", "voc07")
 SOURCES = ("coco",)
 # the keys compared: (COCO key, Ultralytics key)
 KEYS = (
@@ -118,16 +118,19 @@ def coco_ap(
     n_gt: IntArray,
     *,
     sort: str = "stable",
+    fp: npt.NDArray[np.bool_] | None = None,
 ) -> dict[str, float | None]:
     """pycocotools' accumulation (area all, no ignored detections) of match bits ``correct``
     (N, T) with ``score``/``cls`` in evaluation order (images, then descending score):
-    AP, AP50, AP75. ``sort="numpy"``: ties in the order of NumPy's default sort over all
-    classes (Ultralytics') instead of a stable sort per class."""
+    AP, AP50, AP75 (AP50 only with one threshold). ``sort="numpy"``: ties in the order of
+    NumPy's default sort over all classes (Ultralytics') instead of a stable sort per class.
+    ``fp``: the false positives when some predictions are neither (default ``~correct``)."""
     from ..protocols.coco import REC_THRS
 
     T = correct.shape[1]
     K = n_gt.shape[0]
     R = REC_THRS.shape[0]
+    fps_all = ~correct if fp is None else fp
     glob = np.argsort(-score) if sort == "numpy" else None
     prec = np.full((T, R, K), -1.0)
     for k in range(K):
@@ -143,10 +146,10 @@ def coco_ap(
         if rows.size:
             tps = correct[rows].T
             tp = np.cumsum(tps, axis=1).astype(np.float64)
-            fp = np.cumsum(~tps, axis=1).astype(np.float64)
+            fpc = np.cumsum(fps_all[rows].T, axis=1).astype(np.float64)
             for t in range(T):
                 rc = tp[t] / npig
-                pr = tp[t] / (fp[t] + tp[t] + np.spacing(1))
+                pr = tp[t] / (fpc[t] + tp[t] + np.spacing(1))
                 pr = np.maximum.accumulate(pr[::-1])[::-1]
                 idx = np.searchsorted(rc, REC_THRS, side="left")
                 ok = idx < rows.size
@@ -157,6 +160,8 @@ def coco_ap(
         s = s[s > -1]
         return float(np.mean(s)) if s.size else None
 
+    if T == 1:
+        return {"AP50": mean(prec[0])}
     return {"AP": mean(prec), "AP50": mean(prec[0]), "AP75": mean(prec[5])}
 
 
@@ -242,6 +247,64 @@ def _coco_to_ultralytics(ds: Dataset) -> Explanation:
         ("tie order", "stable per class", "NumPy default sort over all classes", step5),
         ("AP integration", "mean of 101 samples", "trapezoid over 101 points", step6),
     ]
+    steps = _walk(start, states)
+    end_ev = ul.run_ultralytics(ds)
+    end = _ul_ap(end_ev.curves)
+    return Explanation("coco", "ultralytics", list(KEYS), start, end, steps)
+
+
+def _coco_to_voc(ds: Dataset, use_07: bool) -> Explanation:
+    from ..protocols import voc
+
+    target = "voc07" if use_07 else "voc"
+    start = {"AP50": _coco_stats(ds)["AP50"]}
+    group = ds.pred.image * max(len(ds.categories), 1) + ds.pred.category
+    most = int(np.bincount(group).max()) if group.size else 0
+    m = voc.voc_match(ds, iou_thr=0.5)
+    n_gt = np.bincount(ds.gt.category[~m.hard], minlength=len(ds.categories)).astype(np.int64)
+    score, cls = ds.pred.score, ds.pred.category
+    by_image = np.lexsort((-score, ds.pred.image))
+
+    def voc_bits(rows: IntArray) -> dict[str, float | None]:
+        tp = m.tp[rows][:, None]
+        return coco_ap(tp, score[rows], cls[rows], n_gt, fp=m.fp[rows][:, None])
+
+    integral = "11 points (VOC2007)" if use_07 else "all points (VOC2010+)"
+    states: list[tuple[str, str, str, Callable[[], dict[str, float | None]]]] = [
+        (
+            "maxDets",
+            "100 per image and class",
+            "no limit",
+            lambda: {"AP50": _coco_stats(ds, (1, 10, max(100, most)))["AP50"]},
+        ),
+        (
+            "matching rule",
+            "best free ground truth, crowds absorb",
+            "best ground truth (a second hit is a duplicate), crowds as difficult",
+            lambda: voc_bits(by_image),
+        ),
+        (
+            "tie order",
+            "images in order, then score",
+            "score, then file order",
+            lambda: voc_bits(np.arange(len(ds.pred), dtype=np.int64)),
+        ),
+        (
+            "AP integration",
+            "mean of 101 samples",
+            integral,
+            lambda: {"AP50": voc.run_voc(ds, iou_thr=0.5, use_07=use_07).summary()["mAP"]},
+        ),
+    ]
+    steps = _walk(start, states)
+    end = {"AP50": voc.run_voc(ds, iou_thr=0.5, use_07=use_07).summary()["mAP"]}
+    return Explanation("coco", target, [("AP50", "mAP")], start, end, steps)
+
+
+def _walk(
+    start: dict[str, float | None],
+    states: list[tuple[str, str, str, Callable[[], dict[str, float | None]]]],
+) -> list[Step]:
     steps: list[Step] = []
     prev = start
     for name, before, after, fn in states:
@@ -250,9 +313,7 @@ def _coco_to_ultralytics(ds: Dataset) -> Explanation:
             Step(name, before, after, values, {k: _diff(values[k], prev[k]) for k in values})
         )
         prev = values
-    end_ev = ul.run_ultralytics(ds)
-    end = _ul_ap(end_ev.curves)
-    return Explanation("coco", "ultralytics", list(KEYS), start, end, steps)
+    return steps
 
 
 def explain(ds: Dataset, *, source: str = "coco", target: str = "ultralytics") -> Explanation:
@@ -261,4 +322,6 @@ def explain(ds: Dataset, *, source: str = "coco", target: str = "ultralytics") -
         raise UsageError(f"--from: expected one of {', '.join(SOURCES)}, got {source!r}")
     if target not in TARGETS:
         raise UsageError(f"--to: expected one of {', '.join(TARGETS)}, got {target!r}")
-    return _coco_to_ultralytics(ds)
+    if target == "ultralytics":
+        return _coco_to_ultralytics(ds)
+    return _coco_to_voc(ds, use_07=target == "voc07")

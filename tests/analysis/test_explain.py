@@ -63,3 +63,22 @@ def test_coco_ap_is_pycocotools_accumulation(seed: int) -> None:
     st = ev.stats()
     for key in ("AP", "AP50", "AP75"):
         assert got[key] == pytest.approx(st[key], abs=1e-12)
+
+
+@pytest.mark.parametrize("target", ["voc", "voc07"])
+@pytest.mark.parametrize("seed", [None, 0, 1, 2, 3])
+def test_to_voc(seed: int | None, target: str) -> None:
+    if seed is None:
+        preds: object = str(SAMPLE / "coco" / "preds.json")
+        gt: object = str(SAMPLE / "coco" / "gt.json")
+    else:
+        gt, preds = random_scene(seed)
+    c = evaluate(preds, gt)
+    v = evaluate(preds, gt, protocol=target)
+    ex = explain(c.evaluation.dataset, target=target)
+    assert ex.keys == [("AP50", "mAP")]
+    assert ex.start["AP50"] == c.summary["AP50"]
+    assert ex.end["AP50"] == v.summary["mAP"]
+    total = ex.total["AP50"]
+    assert total is not None
+    assert abs(sum(s.effect["AP50"] or 0.0 for s in ex.steps) - total) <= 1e-12
