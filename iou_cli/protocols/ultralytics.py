@@ -39,11 +39,10 @@ import numpy.typing as npt
 
 from ..data import Dataset
 from ..errors import UsageError
-from ..evaluation import Evaluation
 from ..matching.pairs import pair_iou_bbox
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import OP_KEYS, best_f1_threshold, operating_point
-from ..result import Matches, Result, clean
+from ..result import Evaluation, Matches, Result, clean
 from . import Protocol
 from .coco import IOU_THRS as COCO_THRS
 

@@ -12,9 +12,9 @@ import io
 import json
 from typing import Any
 
-from .analysis.explain import Explanation
-from .report import csv_value, json_ready
-from .text import json_text, md_cell
+from ..analysis.explain import Explanation
+from ..text import json_text, md_cell
+from .result import csv_value, json_ready
 
 
 def _doc(ex: Explanation) -> dict[str, Any]:
