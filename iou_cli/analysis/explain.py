@@ -325,3 +325,50 @@ def explain(ds: Dataset, *, source: str = "coco", target: str = "ultralytics") -
     if target == "ultralytics":
         return _coco_to_ultralytics(ds)
     return _coco_to_voc(ds, use_07=target == "voc07")
+
+
+def explain_files(
+    predictions: Any,
+    ground_truth: Any,
+    *,
+    source: str = "coco",
+    target: str = "ultralytics",
+    pred_format: str | None = None,
+    gt_format: str | None = None,
+    names: str | None = None,
+    gt_names: str | None = None,
+    pred_names: str | None = None,
+    pred_ids: str = "auto",
+    images: str | None = None,
+    image_size: tuple[float, float] | None = None,
+    unknown: str = "error",
+    split: str | None = None,
+    image_map: str | None = None,
+    voc_origin: int = 0,
+) -> tuple[Explanation, list[str], list[str]]:
+    """Read a prediction/ground-truth pair (any format, the default verb's input options) and
+    :func:`explain` it. Returns the explanation, the input's info and warning lines."""
+    if source not in SOURCES:
+        raise UsageError(f"--from: expected one of {', '.join(SOURCES)}, got {source!r}")
+    if target not in TARGETS:
+        raise UsageError(f"--to: expected one of {', '.join(TARGETS)}, got {target!r}")
+    from ..api import load_options, load_pair, read_line
+
+    opts = load_options(
+        protocol=source,
+        iou_type="bbox",
+        pred_format=pred_format,
+        gt_format=gt_format,
+        names=names,
+        gt_names=gt_names,
+        pred_names=pred_names,
+        images=images,
+        image_size=image_size,
+        unknown=unknown,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+        pred_ids=pred_ids,
+    )
+    ds = load_pair(predictions, ground_truth, opts)
+    return explain(ds, source=source, target=target), [read_line(ds), *ds.info], ds.warnings

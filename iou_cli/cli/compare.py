@@ -26,6 +26,7 @@ from .params import (
     PerClassOpt,
     PlusOneOpt,
     PredFormatOpt,
+    PredIdsOpt,
     PredNamesOpt,
     ProtocolOpt,
     QuietOpt,
@@ -96,6 +97,7 @@ def compare_cmd(
     names: NamesOpt = None,
     gt_names: GtNamesOpt = None,
     pred_names: PredNamesOpt = None,
+    pred_ids: PredIdsOpt = "auto",
     images: ImagesOpt = None,
     image_size: ImageSizeOpt = None,
     unknown: UnknownOpt = "error",
@@ -139,6 +141,7 @@ def compare_cmd(
         split=split,
         image_map=image_map,
         voc_origin=voc_origin,
+        pred_ids=pred_ids,
     )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if report is not None:

@@ -38,6 +38,7 @@ from .params import (
     PlotsOpt,
     PlusOneOpt,
     PredFormatOpt,
+    PredIdsOpt,
     PredNamesOpt,
     ProtocolOpt,
     QuietOpt,
@@ -118,6 +119,7 @@ def evaluate_cmd(
     names: NamesOpt = None,
     gt_names: GtNamesOpt = None,
     pred_names: PredNamesOpt = None,
+    pred_ids: PredIdsOpt = "auto",
     images: ImagesOpt = None,
     image_size: ImageSizeOpt = None,
     unknown: UnknownOpt = "error",
@@ -228,6 +230,7 @@ def evaluate_cmd(
             split=split,
             image_map=image_map,
             voc_origin=voc_origin,
+            pred_ids=pred_ids,
             **protocol_options,
         )
     finally:

@@ -200,7 +200,9 @@ def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
         gt = _scale(gt, pred, lenient=lenient)
     if pending:
         pred = _read_class_ids(pred, gt, opts, own_names, info)
-        _check_categories(pred, gt)
+        note = _check_categories(pred, gt)
+        if note and not any("read as class" in line for line in info):
+            info.append(note)
     if opts.iou_type == "segm":
         for side in (gt, pred):
             if side.boxes.normalized and len(side.boxes):
