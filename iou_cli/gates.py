@@ -53,6 +53,10 @@ _EXACT: dict[str, str] = {
 }
 # AP, AP50, APs, APr, AR100, ARl, mAP, IoU, IoU_macro, mIoU, fwIoU, mAcc, aAcc, mDice, ...
 _HIGHER_RE = re.compile(r"^(m?AP|AR|IoU|mIoU|fwIoU|mAcc|aAcc|mDice|Dice)")
+# metrics that are fractions in [0, 1] (a gate of 50 means a percentage)
+_RATIO_RE = re.compile(
+    r"^(m?AP|AR|IoU|mIoU|fwIoU|mAcc|aAcc|mDice|Dice|precision$|recall$|f1$|mean_iou$|metrics/)"
+)
 # error counts of the analyses (TIDE-style): lower is better
 _LOWER_RE = re.compile(r"(^|_)(errors?|fp|fn|dupe|bkg|miss)($|_)", re.IGNORECASE)
 
@@ -216,6 +220,11 @@ def resolve(
             raise UsageError(
                 f"--fail-under {g.text}: {key} is lower-is-better ({what}); "
                 f"use --fail-over {key}={g.value:g} to fail when it exceeds {g.value:g}"
+            )
+        if _RATIO_RE.match(key) and not 0 <= g.value <= 1:
+            hint = f" (did you mean {g.value / 100:.2f}?)" if 1 < g.value <= 100 else ""
+            raise UsageError(
+                f"{g.option} {g.text}: {key} is a fraction from 0 to 1, not a percentage{hint}"
             )
         if d == HIGHER and g.over:
             raise UsageError(

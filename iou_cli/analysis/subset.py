@@ -88,8 +88,20 @@ def select_classes(ds: Dataset, wanted: Sequence[str]) -> Dataset:
         else:
             keep[hit] = True
     if unknown:
+        import difflib
+
+        lowered = {n.lower(): n for n in by_name}
+        hints = []
+        for w in unknown[:3]:
+            close = lowered.get(w.lower()) or next(
+                iter(difflib.get_close_matches(w, list(by_name), n=1, cutoff=0.6)), None
+            )
+            if close is not None:
+                hints.append(f"{w!r} -> {close!r}")
+        hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
         raise UsageError(
-            f"--classes: {len(unknown)} class(es) not in the ground truth: {first_few(unknown)}"
+            f"--classes: {len(unknown)} class(es) not in the ground truth: "
+            f"{first_few(unknown)}{hint}"
         )
     idx = np.flatnonzero(keep)
     mapping = _remap(keep)

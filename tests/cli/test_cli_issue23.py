@@ -75,3 +75,15 @@ def test_explain_errors() -> None:
 def test_explain_to_voc07_markdown() -> None:
     code, out, _ = run_cli(["explain", PRED, GT, "--to", "voc07", "-o", "markdown", "-q"])
     assert code == 0 and "11 points" in out
+
+
+def test_newcomer_traps() -> None:
+    line = assert_one_error_line(*run_cli([PRED, GT, "--fail-under", "AP=50"]))
+    assert "AP is a fraction from 0 to 1, not a percentage (did you mean 0.50?)" in line
+    line = assert_one_error_line(*run_cli([PRED, GT, "--classes", "Person,dgo"]))
+    assert "did you mean 'Person' -> 'person', 'dgo' -> 'dog'?" in line
+    from iou_cli.api import evaluate
+
+    r = evaluate(PRED, GT, matches=True)
+    text = repr(r)
+    assert text.startswith("Result(protocol='coco', AP=0.4861, AP50=0.8764") and len(text) < 200

@@ -75,6 +75,15 @@ def test_aliases(keys: list[str], given: str, iou: float, want: str) -> None:
         (VOC_KEYS, ["AP50=0.5"], [], "run with --tp-iou 0.50"),  # at --tp-iou 0.75
         (COCO_KEYS, ["AP"], [], "expected KEY=VALUE such as AP=0.5"),
         (COCO_KEYS, ["mAP50-95=0.5"], [], "run with --protocol ultralytics"),
+        (
+            COCO_KEYS,
+            ["AP=50"],
+            [],
+            "AP is a fraction from 0 to 1, not a percentage (did you mean 0.50?)",
+        ),
+        (COCO_KEYS, ["f1=75"], [], "(did you mean 0.75?)"),
+        (COCO_KEYS, ["recall=-0.1"], [], "recall is a fraction from 0 to 1"),
+        (UL_KEYS, ["mAP50=50"], [], "metrics/mAP50(B) is a fraction from 0 to 1"),
         (COCO_KEYS, ["mAP50=0.5"], [], "Ultralytics' metrics/mAP50(B)"),
         (VOC_KEYS, ["mAP50=0.5"], [], "run with --protocol ultralytics"),
         (COCO_KEYS, [], ["fp=nan"], "expected KEY=VALUE such as fp=100"),
