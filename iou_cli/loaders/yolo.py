@@ -293,6 +293,8 @@ def load_yolo(
         notes={
             "files": total,
             "names": names_path,
+            # every image is known (a layout's image list, --images), not only labelled ones
+            "image_list": listing is not None and listing.stems is not None,
             "warnings": [
                 *order_notes["warnings"],
                 *_outside_note(centre_outside).get("warnings", []),

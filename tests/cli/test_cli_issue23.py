@@ -87,3 +87,29 @@ def test_newcomer_traps() -> None:
     r = evaluate(PRED, GT, matches=True)
     text = repr(r)
     assert text.startswith("Result(protocol='coco', AP=0.4861, AP50=0.8764") and len(text) < 200
+
+
+def test_hints_name_the_option_that_gives_the_right_number(tmp_path: Path) -> None:
+    from PIL import Image
+
+    labels, images, preds = tmp_path / "gt", tmp_path / "pics", tmp_path / "preds"
+    for d in (labels, images, preds):
+        d.mkdir()
+    (labels / "a.txt").write_text("0 0.5 0.5 0.5 0.5\n")  # b.png has no objects: no file
+    for stem in ("a", "b"):
+        Image.new("RGB", (64, 64)).save(images / f"{stem}.png")
+    (preds / "a.txt").write_text("0 0.5 0.5 0.5 0.5 0.9\n0 0.5 0.5 0.4 0.4 0.8\n")
+    (preds / "b.txt").write_text("0 0.5 0.5 0.5 0.5 0.95\n")  # a false positive on b
+    args = [str(preds), str(labels), "--pred-format", "yolo", "-q"]
+    line = assert_one_error_line(*run_cli(args))
+    assert "give --images DIR" in line and "skip-images" not in line
+    code, out, _ = run_cli([*args, "--images", str(images), "-o", "json"])
+    assert code == 0
+    # by hand: b's 0.95 false positive ranks first, so AP50 is not 1 (skip-images would say 1)
+    ap50 = json.loads(out)["summary"]["AP50"]
+    code, out, _ = run_cli([*args, "--unknown", "skip-images", "-o", "json"])
+    assert json.loads(out)["summary"]["AP50"] > ap50
+    # a class the labels never use, without a class list: the hint is --names
+    (preds / "a.txt").write_text("0 0.5 0.5 0.5 0.5 0.9\n3 0.5 0.5 0.4 0.4 0.8\n")
+    line = assert_one_error_line(*run_cli([*args, "--images", str(images)]))
+    assert "--names FILE" in line and "skip-classes" not in line
