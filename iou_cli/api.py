@@ -281,6 +281,11 @@ def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> 
     zero = zero_ap_warning(ds, result.summary)
     if zero:
         result.warnings.append(zero)
+    from .box_hints import box_format_hint
+
+    fmt_hint = box_format_hint(ds, result.summary)
+    if fmt_hint:
+        result.warnings.append(fmt_hint)
     if ds.skipped:
         n = sum(ds.skipped.values())
         if n:
