@@ -1,0 +1,1 @@
+"""The verbs' libraries beside the detection pipeline (one module per task)."""

@@ -1,0 +1,481 @@
+"""Panoptic segmentation: PQ, SQ and RQ as panopticapi's ``pq_compute`` computes them.
+
+Per image (one pair of PNGs in memory at a time), every pixel's (ground-truth segment,
+predicted segment) pair is counted at once: segment ids are mapped to small indices through
+a lookup table and ``bincount`` gives the ``(G + 1) x (P + 1)`` intersection matrix, row and
+column 0 being VOID (id 0). Then panopticapi's rules:
+
+* a pair matches when both segments have the same category, the ground truth is not crowd,
+  and ``IoU = I / (area_pred + area_gt - I - I(VOID, pred)) > 0.5`` (the prediction's
+  overlap with VOID is left out of the union); the ground-truth area is the JSON ``area``
+  (the pixel count where the JSON has none), the predicted area is the pixel count;
+* an unmatched non-crowd ground truth is a false negative;
+* an unmatched prediction is a false positive unless more than half of its pixels lie in
+  VOID or in the crowd region of its category (the last crowd segment of that category in
+  ``segments_info``, as panopticapi's dictionary keeps it).
+
+Per category ``c``: ``PQ = IoU_sum / (TP + FP/2 + FN/2)``, ``SQ = IoU_sum / TP`` (0 when
+``TP = 0``), ``RQ = TP / (TP + FP/2 + FN/2)``; All, Things and Stuff average over the
+categories of the ground truth's ``categories`` with ``TP + FP + FN > 0``, in that order.
+IoU sums are added in panopticapi's order (images in the ground truth's order, pairs by
+ground-truth id then predicted id), so a single-process panopticapi run gives the same bits.
+
+The state (per class: tp, fp, fn, IoU sum) is additive over images.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import InputError, UsageError
+from ..loaders.panoptic import MAX_ID, PanopticImage, PanopticSet, load_panoptic, read_id_map
+from ..result import Result
+
+IntArray = npt.NDArray[np.int64]
+Progress = Callable[[str, int, int], None]
+SUMMARY_KEYS = (
+    "PQ",
+    "SQ",
+    "RQ",
+    "N",
+    "PQ_th",
+    "SQ_th",
+    "RQ_th",
+    "N_th",
+    "PQ_st",
+    "SQ_st",
+    "RQ_st",
+    "N_st",
+    "tp",
+    "fp",
+    "fn",
+    "images",
+)
+_UNKNOWN = np.uint16(0xFFFF)
+MAX_SEGMENTS = 0xFFFE  # per image and side: indices fit the uint16 lookup table
+
+
+@dataclass
+class ImageScore:
+    """One image's contribution, sparse: per touched category index ``cats`` the counts,
+    and the matched pairs' IoUs in panopticapi's order (``match_cat`` aligned)."""
+
+    cats: IntArray
+    tp: IntArray
+    fp: IntArray
+    fn: IntArray
+    iou: npt.NDArray[np.float64]  # per cats: sum of matched IoUs (this image only)
+    match_cat: IntArray
+    match_iou: npt.NDArray[np.float64]
+    area_mismatch: int = 0  # ground-truth segments whose JSON area is not their pixel count
+
+    def pq(self) -> float | None:
+        """The image's PQ: mean over its categories with TP + FP + FN > 0 (None: none)."""
+        den = self.tp + 0.5 * self.fp + 0.5 * self.fn
+        keep = (self.tp + self.fp + self.fn) > 0
+        if not keep.any():
+            return None
+        return float(np.mean(self.iou[keep] / den[keep]))
+
+
+@dataclass
+class PanopticState:
+    """Per category (index into the ground truth's categories): tp, fp, fn, IoU sum."""
+
+    tp: IntArray
+    fp: IntArray
+    fn: IntArray
+    iou: list[float]
+    images: int = 0
+
+    @classmethod
+    def zeros(cls, n: int) -> PanopticState:
+        z = np.zeros(n, dtype=np.int64)
+        return cls(z.copy(), z.copy(), z.copy(), [0.0] * n)
+
+    def add(self, s: ImageScore) -> None:
+        np.add.at(self.tp, s.cats, s.tp)
+        np.add.at(self.fp, s.cats, s.fp)
+        np.add.at(self.fn, s.cats, s.fn)
+        iou = self.iou
+        for c, v in zip(s.match_cat.tolist(), s.match_iou.tolist(), strict=True):
+            iou[c] += v  # one pair at a time: panopticapi's rounding
+        self.images += 1
+
+
+@dataclass
+class Categories:
+    ids: list[int]
+    names: list[str]
+    isthing: npt.NDArray[np.bool_]
+    index: dict[int, int] = field(default_factory=dict)
+
+
+class _Lookup:
+    """A reusable segment-id -> index table over all 2^24 ids (32 MiB, set and reset per image)."""
+
+    def __init__(self) -> None:
+        self.table = np.full(MAX_ID + 1, _UNKNOWN, dtype=np.uint16)
+        self.table[0] = 0
+
+    def indices(self, ids_map: npt.NDArray[np.uint32], ids: IntArray) -> npt.NDArray[np.uint16]:
+        t = self.table
+        t[ids] = np.arange(1, len(ids) + 1, dtype=np.uint16)
+        try:
+            return t[ids_map]
+        finally:
+            t[ids] = _UNKNOWN
+
+
+def _unknown_pixel(
+    idx: npt.NDArray[np.uint16], ids_map: Any, png: str, json: str, img: Any
+) -> None:
+    bad = idx == _UNKNOWN
+    if bad.any():
+        y, x = divmod(int(np.flatnonzero(bad.ravel())[0]), idx.shape[1])
+        sid = int(ids_map[y, x])
+        n = len(np.unique(ids_map[bad]))
+        raise InputError(
+            png,
+            f"pixel (x={x}, y={y})",
+            f"segment id {sid} is in the PNG but not in segments_info of {img.where} in "
+            f"{json} ({n} such id(s) in this image)",
+        )
+
+
+def _missing_segment(counts: IntArray, side: PanopticSet, img: PanopticImage) -> None:
+    empty = np.flatnonzero(counts == 0)
+    if len(empty):
+        j = int(empty[0])
+        raise InputError(
+            side.path,
+            f"{img.where}.segments_info[{j}]",
+            f"segment id {int(img.ids[j])} has no pixel in the PNG {img.file_name} "
+            f"({len(empty)} such segment(s) in this image)",
+        )
+
+
+def score_image(
+    gt_map: npt.NDArray[np.uint32],
+    pred_map: npt.NDArray[np.uint32],
+    gt: PanopticImage,
+    pred: PanopticImage,
+    gt_cat: IntArray,
+    pred_cat: IntArray,
+    lookup: _Lookup,
+    where: tuple[PanopticSet, PanopticSet, str, str],
+) -> ImageScore:
+    """One image: intersections by pixel-pair counting, then panopticapi's rules.
+
+    ``gt_cat``/``pred_cat``: category indices of the segments (JSON order). The ground
+    truth's areas are its JSON ``area`` values (panopticapi's), the pixel counts where absent.
+    """
+    gt_side, pred_side, gt_png, pred_png = where
+    gi = lookup.indices(gt_map, gt.ids)
+    _unknown_pixel(gi, gt_map, gt_png, gt_side.path, gt)
+    pi = lookup.indices(pred_map, pred.ids)
+    _unknown_pixel(pi, pred_map, pred_png, pred_side.path, pred)
+    kg, kp = len(gt.ids), len(pred.ids)
+    key = gi.astype(np.intp)
+    key *= kp + 1
+    key += pi
+    counts = np.bincount(key.ravel(), minlength=(kg + 1) * (kp + 1)).reshape(kg + 1, kp + 1)
+    gt_pixels = counts[1:].sum(axis=1)
+    _missing_segment(gt_pixels, gt_side, gt)
+    pred_area = counts[:, 1:].sum(axis=0)
+    _missing_segment(pred_area, pred_side, pred)
+    inter = counts[1:, 1:]
+    void = counts[0, 1:]
+    ga = np.where(np.isnan(gt.area), gt_pixels, gt.area)
+    mismatch = int(np.count_nonzero(ga != gt_pixels))
+    cand = (inter > 0) & (gt_cat[:, None] == pred_cat[None, :]) & ~gt.iscrowd[:, None]
+    r, c = np.nonzero(cand)
+    i_rc = inter[r, c].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = i_rc / (pred_area[c] + ga[r] - i_rc - void[c])
+    hit = iou > 0.5
+    r, c, iou = r[hit], c[hit], iou[hit]
+    order = np.lexsort((pred.ids[c], gt.ids[r]))  # panopticapi: by gt id, then pred id
+    r, c, iou = r[order], c[order], iou[order]
+    gt_matched = np.zeros(kg, dtype=bool)
+    gt_matched[r] = True
+    pred_matched = np.zeros(kp, dtype=bool)
+    pred_matched[c] = True
+    n_cat_hint = int(max(gt_cat.max(initial=-1), pred_cat.max(initial=-1))) + 1
+    fn_rows = ~gt_matched & ~gt.iscrowd
+    # the crowd region of each category: the last crowd segment of it in segments_info
+    crowd_row = {int(gt_cat[j]): j for j in np.flatnonzero(gt.iscrowd).tolist()}
+    fp_cols = np.flatnonzero(~pred_matched)
+    ignored = void[fp_cols].astype(np.int64)
+    if crowd_row:
+        rows = np.array([crowd_row.get(int(k), -1) for k in pred_cat[fp_cols]], dtype=np.intp)
+        has = rows >= 0
+        ignored[has] += inter[rows[has], fp_cols[has]]
+    is_fp = ~(ignored / pred_area[fp_cols] > 0.5)
+    tp = np.bincount(gt_cat[r], minlength=n_cat_hint)
+    fn = np.bincount(gt_cat[fn_rows], minlength=n_cat_hint)
+    fp = np.bincount(pred_cat[fp_cols[is_fp]], minlength=n_cat_hint)
+    iou_sum = np.bincount(gt_cat[r], weights=iou, minlength=n_cat_hint).astype(np.float64)
+    touched = np.flatnonzero((tp + fn + fp) > 0)
+    return ImageScore(
+        cats=touched,
+        tp=tp[touched],
+        fp=fp[touched],
+        fn=fn[touched],
+        iou=iou_sum[touched],
+        match_cat=gt_cat[r],
+        match_iou=iou,
+        area_mismatch=mismatch,
+    )
+
+
+def _categories(gt: PanopticSet) -> Categories:
+    ids = list(gt.categories)
+    return Categories(
+        ids=ids,
+        names=[gt.categories[i][0] for i in ids],
+        isthing=np.array([gt.categories[i][1] for i in ids], dtype=bool),
+        index={cid: k for k, cid in enumerate(ids)},
+    )
+
+
+def _cat_index(img: PanopticImage, side: PanopticSet, cats: Categories, gt_path: str) -> IntArray:
+    out = np.empty(len(img.category), dtype=np.int64)
+    for j, cid in enumerate(img.category.tolist()):
+        k = cats.index.get(cid)
+        if k is None:
+            raise InputError(
+                side.path,
+                f"{img.where}.segments_info[{j}].category_id",
+                f"category_id {cid} is not in the ground truth's categories ({gt_path})",
+            )
+        out[j] = k
+    return out
+
+
+def pair_images(
+    pred: PanopticSet, gt: PanopticSet, unknown: str
+) -> tuple[list[tuple[PanopticImage, PanopticImage]], dict[str, int]]:
+    """(ground truth, prediction) records by image_id, in the ground truth's order."""
+    no_pred = [g for g in gt.images if g.image_id not in pred.by_id]
+    no_gt = [p for p in pred.images if p.image_id not in gt.by_id]
+    if unknown == "error":
+        if no_pred:
+            g = no_pred[0]
+            raise InputError(
+                gt.path,
+                f"{g.where}.image_id",
+                f"no prediction record for image_id {g.image_id!r} in {pred.path} "
+                f"({len(no_pred)} such image(s); use --unknown skip to leave them out)",
+            )
+        if no_gt:
+            p = no_gt[0]
+            raise InputError(
+                pred.path,
+                f"{p.where}.image_id",
+                f"image_id {p.image_id!r} is not in the ground truth {gt.path} "
+                f"({len(no_gt)} such record(s); use --unknown skip to leave them out)",
+            )
+    pairs = [
+        (g, pred.images[pred.by_id[g.image_id]]) for g in gt.images if g.image_id in pred.by_id
+    ]
+    return pairs, {"missing_prediction": len(no_pred), "unknown_image": len(no_gt)}
+
+
+def iter_scores(
+    pred: PanopticSet,
+    gt: PanopticSet,
+    cats: Categories,
+    pairs: list[tuple[PanopticImage, PanopticImage]],
+    area_mismatch: list[int],  # [count], added to
+    progress: Progress | None = None,
+) -> Iterator[tuple[PanopticImage, ImageScore]]:
+    """Score the image pairs one at a time (only one pair of PNGs in memory)."""
+    import os
+
+    checked = [
+        (g, p, _cat_index(g, gt, cats, gt.path), _cat_index(p, pred, cats, gt.path))
+        for g, p in pairs
+    ]
+    lookup = _Lookup()
+    total = len(checked)
+    for done, (g, p, gcat, pcat) in enumerate(checked, start=1):
+        gt_png = os.path.join(gt.folder, g.file_name)
+        pred_png = os.path.join(pred.folder, p.file_name)
+        gt_map = read_id_map(gt_png)
+        size = gt.sizes.get(g.image_id)
+        if size is not None and (gt_map.shape[1], gt_map.shape[0]) != size:
+            raise InputError(
+                gt_png,
+                None,
+                f"size {gt_map.shape[1]} x {gt_map.shape[0]} differs from the image's "
+                f"{size[0]} x {size[1]} (images entry of image_id {g.image_id!r} in {gt.path})",
+            )
+        pred_map = read_id_map(pred_png)
+        if pred_map.shape != gt_map.shape:
+            raise InputError(
+                pred_png,
+                None,
+                f"size {pred_map.shape[1]} x {pred_map.shape[0]} differs from the ground "
+                f"truth's {gt_map.shape[1]} x {gt_map.shape[0]} ({gt_png})",
+            )
+        for side, img in ((gt, g), (pred, p)):
+            if len(img.ids) > MAX_SEGMENTS:
+                raise InputError(side.path, img.where, f"more than {MAX_SEGMENTS} segments")
+        score = score_image(
+            gt_map, pred_map, g, p, gcat, pcat, lookup, (gt, pred, gt_png, pred_png)
+        )
+        area_mismatch[0] += score.area_mismatch
+        del gt_map, pred_map
+        if progress is not None:
+            progress("images", done, total)
+        yield g, score
+
+
+def pq_average(
+    state: PanopticState, cats: Categories, things: bool | None
+) -> tuple[dict[str, float | int | None], list[dict[str, Any]]]:
+    """panopticapi's ``pq_average``: (PQ, SQ, RQ, N) over the selected categories with
+    TP + FP + FN > 0, and the per-class rows (undefined where TP + FP + FN = 0)."""
+    pq = sq = rq = 0.0
+    n = 0
+    rows: list[dict[str, Any]] = []
+    for k in range(len(cats.ids)):
+        if things is not None and bool(cats.isthing[k]) != things:
+            continue
+        tp, fp, fn = int(state.tp[k]), int(state.fp[k]), int(state.fn[k])
+        iou = state.iou[k]
+        row: dict[str, Any] = {"category_id": cats.ids[k], "name": cats.names[k]}
+        row["isthing"] = int(cats.isthing[k])
+        if tp + fp + fn == 0:
+            row.update(PQ=None, SQ=None, RQ=None)
+        else:
+            n += 1
+            den = tp + 0.5 * fp + 0.5 * fn
+            pq_c, sq_c, rq_c = iou / den, (iou / tp if tp != 0 else 0.0), tp / den
+            pq, sq, rq = pq + pq_c, sq + sq_c, rq + rq_c
+            row.update(PQ=pq_c, SQ=sq_c, RQ=rq_c)
+        row.update(tp=tp, fp=fp, fn=fn, iou_sum=iou)
+        rows.append(row)
+    if n == 0:
+        return {"PQ": None, "SQ": None, "RQ": None, "N": 0}, rows
+    return {"PQ": pq / n, "SQ": sq / n, "RQ": rq / n, "N": n}, rows
+
+
+def summarize(
+    state: PanopticState, cats: Categories
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The summary (All, Things, Stuff, totals) and the per-class rows."""
+    summary: dict[str, Any] = {}
+    allv, rows = pq_average(state, cats, None)
+    summary.update(allv)
+    for suffix, things in (("_th", True), ("_st", False)):
+        part, _ = pq_average(state, cats, things)
+        summary.update({f"{k}{suffix}": v for k, v in part.items()})
+    summary["tp"] = int(state.tp.sum())
+    summary["fp"] = int(state.fp.sum())
+    summary["fn"] = int(state.fn.sum())
+    summary["images"] = state.images
+    return summary, rows
+
+
+def load_pair(
+    pred_json: str,
+    gt_json: str,
+    *,
+    pred_folder: str | None = None,
+    gt_folder: str | None = None,
+) -> tuple[PanopticSet, PanopticSet, Categories]:
+    gt = load_panoptic(gt_json, folder=gt_folder, ground_truth=True, role="ground truth")
+    pred = load_panoptic(pred_json, folder=pred_folder, ground_truth=False, role="predictions")
+    return pred, gt, _categories(gt)
+
+
+def evaluate_panoptic(
+    pred_json: str,
+    gt_json: str,
+    *,
+    pred_folder: str | None = None,
+    gt_folder: str | None = None,
+    unknown: str = "error",
+    per_image: bool = False,
+    progress: Progress | None = None,
+) -> Result:
+    """PQ, SQ, RQ (All, Things, Stuff) and per-class tp/fp/fn/IoU sum, as panopticapi.
+
+    ``pred_json``/``gt_json``: COCO panoptic JSONs; their PNG folders default to the JSON
+    paths without ``.json``. ``unknown="skip"`` leaves out images present on one side only
+    (default: an error). ``per_image``: add ``extra["per_image"]`` rows (image_id,
+    file_name, PQ, tp, fp, fn), worst PQ first.
+    """
+    if unknown not in ("error", "skip"):
+        raise UsageError(f"--unknown: expected error or skip, got {unknown!r}")
+    pred, gt, cats = load_pair(pred_json, gt_json, pred_folder=pred_folder, gt_folder=gt_folder)
+    pairs, skipped = pair_images(pred, gt, unknown)
+    state = PanopticState.zeros(len(cats.ids))
+    mismatch = [0]
+    images: list[dict[str, Any]] = []
+    for g, score in iter_scores(pred, gt, cats, pairs, mismatch, progress):
+        state.add(score)
+        if per_image:
+            images.append(
+                {
+                    "image_id": g.image_id,
+                    "file_name": g.file_name,
+                    "PQ": score.pq(),
+                    "tp": int(score.tp.sum()),
+                    "fp": int(score.fp.sum()),
+                    "fn": int(score.fn.sum()),
+                }
+            )
+    summary, rows = summarize(state, cats)
+    params: dict[str, Any] = {
+        "task": "panoptic",
+        "predictions": pred_json,
+        "ground_truth": gt_json,
+        "pred_folder": pred.folder,
+        "gt_folder": gt.folder,
+        "unknown": unknown,
+    }
+    result = Result(summary=summary, per_class=rows, params=params)
+    if per_image:
+        images.sort(key=lambda r: (r["PQ"] is None, r["PQ"] if r["PQ"] is not None else 0.0))
+        result.extra["per_image"] = images
+    if unknown == "skip":
+        params["skipped"] = skipped
+        if skipped["missing_prediction"]:
+            result.warnings.append(
+                f"skipped {skipped['missing_prediction']} ground-truth image(s) without a prediction"
+            )
+        if skipped["unknown_image"]:
+            result.warnings.append(
+                f"skipped {skipped['unknown_image']} prediction record(s) without a ground truth"
+            )
+    result.info.append(
+        f"read {state.images:,} image pairs, {len(cats.ids):,} categories "
+        f"({int(cats.isthing.sum())} things)"
+    )
+    if mismatch[0]:
+        result.warnings.append(
+            f"{mismatch[0]:,} ground-truth segment(s) have a JSON area that differs from their "
+            "pixel count in the PNG; the JSON area was used, as panopticapi does"
+        )
+    if state.images == 0:
+        result.warnings.append("no image pairs were evaluated")
+    return result
+
+
+__all__ = [
+    "SUMMARY_KEYS",
+    "ImageScore",
+    "PanopticState",
+    "evaluate_panoptic",
+    "pq_average",
+    "score_image",
+    "summarize",
+]
