@@ -89,7 +89,11 @@ def _paint(canvas: np.ndarray, rng: np.random.Generator, value: int, box: tuple)
 
 
 def random_pair(
-    rng: np.random.Generator, h: int = 48, w: int = 64, n: int = 8, categories: list[dict] = CATEGORIES
+    rng: np.random.Generator,
+    h: int = 48,
+    w: int = 64,
+    n: int = 8,
+    categories: list[dict] = CATEGORIES,
 ) -> tuple[tuple[np.ndarray, list[dict]], tuple[np.ndarray, list[dict]]]:
     """One image: (gt ids, gt segments_info), (pred ids, pred segments_info)."""
     cat_ids = [c["id"] for c in categories]
@@ -134,7 +138,9 @@ def random_pair(
         pid = int(rng.integers(1, 1 << 24))
         while pid in pcat:
             pid = int(rng.integers(1, 1 << 24))
-        _paint(pred, rng, pid, (y0, x0, y0 + int(rng.integers(2, 12)), x0 + int(rng.integers(2, 12))))
+        _paint(
+            pred, rng, pid, (y0, x0, y0 + int(rng.integers(2, 12)), x0 + int(rng.integers(2, 12)))
+        )
         pcat[pid] = int(rng.choice(cat_ids))
     return (gt, segments(gt, gcat, crowd)), (pred, segments(pred, pcat))
 

@@ -132,9 +132,7 @@ def test_void_and_crowd_together_over_half(tmp_path: Path) -> None:
     # person: nothing; sky: FN -> PQ 0. N = 1.
     g = cols({5: (0, 3), 6: (6, 9)})
     p = cols({77: (2, 7)})
-    s, per, (pp, gp, _) = run(
-        tmp_path, [(g, [(5, PERSON, 1), (6, SKY)])], [(p, [(77, PERSON)])]
-    )
+    s, per, (pp, gp, _) = run(tmp_path, [(g, [(5, PERSON, 1), (6, SKY)])], [(p, [(77, PERSON)])])
     check(s, {"PQ": 0.0, "SQ": 0.0, "RQ": 0.0, "N": 1, "N_th": 0, "fp": 0, "fn": 1})
     agrees_with_hotcoco(pp, gp, s, per)
 
