@@ -25,7 +25,8 @@ The state (per class: tp, fp, fn, IoU sum) is additive over images.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,8 +34,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError, UsageError
-from ..loaders.panoptic import MAX_ID, PanopticImage, PanopticSet, load_panoptic, read_id_map
+from ..loaders.panoptic import PanopticImage, PanopticSet, load_panoptic
 from ..result import Result
+from .panoptic_match import ImageScore, Job, run_jobs
 
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[str, int, int], None]
@@ -56,31 +58,6 @@ SUMMARY_KEYS = (
     "fn",
     "images",
 )
-_UNKNOWN = np.uint16(0xFFFF)
-MAX_SEGMENTS = 0xFFFE  # per image and side: indices fit the uint16 lookup table
-
-
-@dataclass
-class ImageScore:
-    """One image's contribution, sparse: per touched category index ``cats`` the counts,
-    and the matched pairs' IoUs in panopticapi's order (``match_cat`` aligned)."""
-
-    cats: IntArray
-    tp: IntArray
-    fp: IntArray
-    fn: IntArray
-    iou: npt.NDArray[np.float64]  # per cats: sum of matched IoUs (this image only)
-    match_cat: IntArray
-    match_iou: npt.NDArray[np.float64]
-    area_mismatch: int = 0  # ground-truth segments whose JSON area is not their pixel count
-
-    def pq(self) -> float | None:
-        """The image's PQ: mean over its categories with TP + FP + FN > 0 (None: none)."""
-        den = self.tp + 0.5 * self.fp + 0.5 * self.fn
-        keep = (self.tp + self.fp + self.fn) > 0
-        if not keep.any():
-            return None
-        return float(np.mean(self.iou[keep] / den[keep]))
 
 
 @dataclass
@@ -114,124 +91,6 @@ class Categories:
     names: list[str]
     isthing: npt.NDArray[np.bool_]
     index: dict[int, int] = field(default_factory=dict)
-
-
-class _Lookup:
-    """A reusable segment-id -> index table over all 2^24 ids (32 MiB, set and reset per image)."""
-
-    def __init__(self) -> None:
-        self.table = np.full(MAX_ID + 1, _UNKNOWN, dtype=np.uint16)
-        self.table[0] = 0
-
-    def indices(self, ids_map: npt.NDArray[np.uint32], ids: IntArray) -> npt.NDArray[np.uint16]:
-        t = self.table
-        t[ids] = np.arange(1, len(ids) + 1, dtype=np.uint16)
-        try:
-            return t[ids_map]
-        finally:
-            t[ids] = _UNKNOWN
-
-
-def _unknown_pixel(
-    idx: npt.NDArray[np.uint16], ids_map: Any, png: str, json: str, img: Any
-) -> None:
-    bad = idx == _UNKNOWN
-    if bad.any():
-        y, x = divmod(int(np.flatnonzero(bad.ravel())[0]), idx.shape[1])
-        sid = int(ids_map[y, x])
-        n = len(np.unique(ids_map[bad]))
-        raise InputError(
-            png,
-            f"pixel (x={x}, y={y})",
-            f"segment id {sid} is in the PNG but not in segments_info of {img.where} in "
-            f"{json} ({n} such id(s) in this image)",
-        )
-
-
-def _missing_segment(counts: IntArray, side: PanopticSet, img: PanopticImage) -> None:
-    empty = np.flatnonzero(counts == 0)
-    if len(empty):
-        j = int(empty[0])
-        raise InputError(
-            side.path,
-            f"{img.where}.segments_info[{j}]",
-            f"segment id {int(img.ids[j])} has no pixel in the PNG {img.file_name} "
-            f"({len(empty)} such segment(s) in this image)",
-        )
-
-
-def score_image(
-    gt_map: npt.NDArray[np.uint32],
-    pred_map: npt.NDArray[np.uint32],
-    gt: PanopticImage,
-    pred: PanopticImage,
-    gt_cat: IntArray,
-    pred_cat: IntArray,
-    lookup: _Lookup,
-    where: tuple[PanopticSet, PanopticSet, str, str],
-) -> ImageScore:
-    """One image: intersections by pixel-pair counting, then panopticapi's rules.
-
-    ``gt_cat``/``pred_cat``: category indices of the segments (JSON order). The ground
-    truth's areas are its JSON ``area`` values (panopticapi's), the pixel counts where absent.
-    """
-    gt_side, pred_side, gt_png, pred_png = where
-    gi = lookup.indices(gt_map, gt.ids)
-    _unknown_pixel(gi, gt_map, gt_png, gt_side.path, gt)
-    pi = lookup.indices(pred_map, pred.ids)
-    _unknown_pixel(pi, pred_map, pred_png, pred_side.path, pred)
-    kg, kp = len(gt.ids), len(pred.ids)
-    key = gi.astype(np.intp)
-    key *= kp + 1
-    key += pi
-    counts = np.bincount(key.ravel(), minlength=(kg + 1) * (kp + 1)).reshape(kg + 1, kp + 1)
-    gt_pixels = counts[1:].sum(axis=1)
-    _missing_segment(gt_pixels, gt_side, gt)
-    pred_area = counts[:, 1:].sum(axis=0)
-    _missing_segment(pred_area, pred_side, pred)
-    inter = counts[1:, 1:]
-    void = counts[0, 1:]
-    ga = np.where(np.isnan(gt.area), gt_pixels, gt.area)
-    mismatch = int(np.count_nonzero(ga != gt_pixels))
-    cand = (inter > 0) & (gt_cat[:, None] == pred_cat[None, :]) & ~gt.iscrowd[:, None]
-    r, c = np.nonzero(cand)
-    i_rc = inter[r, c].astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        iou = i_rc / (pred_area[c] + ga[r] - i_rc - void[c])
-    hit = iou > 0.5
-    r, c, iou = r[hit], c[hit], iou[hit]
-    order = np.lexsort((pred.ids[c], gt.ids[r]))  # panopticapi: by gt id, then pred id
-    r, c, iou = r[order], c[order], iou[order]
-    gt_matched = np.zeros(kg, dtype=bool)
-    gt_matched[r] = True
-    pred_matched = np.zeros(kp, dtype=bool)
-    pred_matched[c] = True
-    n_cat_hint = int(max(gt_cat.max(initial=-1), pred_cat.max(initial=-1))) + 1
-    fn_rows = ~gt_matched & ~gt.iscrowd
-    # the crowd region of each category: the last crowd segment of it in segments_info
-    crowd_row = {int(gt_cat[j]): j for j in np.flatnonzero(gt.iscrowd).tolist()}
-    fp_cols = np.flatnonzero(~pred_matched)
-    ignored = void[fp_cols].astype(np.int64)
-    if crowd_row:
-        rows = np.array([crowd_row.get(int(k), -1) for k in pred_cat[fp_cols]], dtype=np.intp)
-        has = rows >= 0
-        ignored[has] += inter[rows[has], fp_cols[has]]
-    is_fp = ~(ignored / pred_area[fp_cols] > 0.5)
-    tp = np.bincount(gt_cat[r], minlength=n_cat_hint)
-    fn = np.bincount(gt_cat[fn_rows], minlength=n_cat_hint)
-    fp = np.bincount(pred_cat[fp_cols[is_fp]], minlength=n_cat_hint)
-    iou_sum = np.bincount(gt_cat[r], weights=iou, minlength=n_cat_hint).astype(np.float64)
-    touched = np.flatnonzero((tp + fn + fp) > 0)
-    return ImageScore(
-        cats=touched,
-        tp=tp[touched],
-        fp=fp[touched],
-        fn=fn[touched],
-        iou=iou_sum[touched],
-        match_cat=gt_cat[r],
-        match_iou=iou,
-        area_mismatch=mismatch,
-    )
 
 
 def _categories(gt: PanopticSet) -> Categories:
@@ -287,54 +146,27 @@ def pair_images(
     return pairs, {"missing_prediction": len(no_pred), "unknown_image": len(no_gt)}
 
 
-def iter_scores(
+def make_jobs(
     pred: PanopticSet,
     gt: PanopticSet,
     cats: Categories,
     pairs: list[tuple[PanopticImage, PanopticImage]],
-    area_mismatch: list[int],  # [count], added to
-    progress: Progress | None = None,
-) -> Iterator[tuple[PanopticImage, ImageScore]]:
-    """Score the image pairs one at a time (only one pair of PNGs in memory)."""
-    import os
-
-    checked = [
-        (g, p, _cat_index(g, gt, cats, gt.path), _cat_index(p, pred, cats, gt.path))
+) -> list[Job]:
+    """One job per image pair; every segment's category checked before any PNG is read."""
+    return [
+        Job(
+            gt=g,
+            pred=p,
+            gt_cat=_cat_index(g, gt, cats, gt.path),
+            pred_cat=_cat_index(p, pred, cats, gt.path),
+            gt_png=os.path.join(gt.folder, g.file_name),
+            pred_png=os.path.join(pred.folder, p.file_name),
+            gt_json=gt.path,
+            pred_json=pred.path,
+            size=gt.sizes.get(g.image_id),
+        )
         for g, p in pairs
     ]
-    lookup = _Lookup()
-    total = len(checked)
-    for done, (g, p, gcat, pcat) in enumerate(checked, start=1):
-        gt_png = os.path.join(gt.folder, g.file_name)
-        pred_png = os.path.join(pred.folder, p.file_name)
-        gt_map = read_id_map(gt_png)
-        size = gt.sizes.get(g.image_id)
-        if size is not None and (gt_map.shape[1], gt_map.shape[0]) != size:
-            raise InputError(
-                gt_png,
-                None,
-                f"size {gt_map.shape[1]} x {gt_map.shape[0]} differs from the image's "
-                f"{size[0]} x {size[1]} (images entry of image_id {g.image_id!r} in {gt.path})",
-            )
-        pred_map = read_id_map(pred_png)
-        if pred_map.shape != gt_map.shape:
-            raise InputError(
-                pred_png,
-                None,
-                f"size {pred_map.shape[1]} x {pred_map.shape[0]} differs from the ground "
-                f"truth's {gt_map.shape[1]} x {gt_map.shape[0]} ({gt_png})",
-            )
-        for side, img in ((gt, g), (pred, p)):
-            if len(img.ids) > MAX_SEGMENTS:
-                raise InputError(side.path, img.where, f"more than {MAX_SEGMENTS} segments")
-        score = score_image(
-            gt_map, pred_map, g, p, gcat, pcat, lookup, (gt, pred, gt_png, pred_png)
-        )
-        area_mismatch[0] += score.area_mismatch
-        del gt_map, pred_map
-        if progress is not None:
-            progress("images", done, total)
-        yield g, score
 
 
 def pq_average(
@@ -404,6 +236,7 @@ def evaluate_panoptic(
     gt_folder: str | None = None,
     unknown: str = "error",
     per_image: bool = False,
+    jobs: int = 1,
     progress: Progress | None = None,
 ) -> Result:
     """PQ, SQ, RQ (All, Things, Stuff) and per-class tp/fp/fn/IoU sum, as panopticapi.
@@ -411,17 +244,23 @@ def evaluate_panoptic(
     ``pred_json``/``gt_json``: COCO panoptic JSONs; their PNG folders default to the JSON
     paths without ``.json``. ``unknown="skip"`` leaves out images present on one side only
     (default: an error). ``per_image``: add ``extra["per_image"]`` rows (image_id,
-    file_name, PQ, tp, fp, fn), worst PQ first.
+    file_name, PQ, tp, fp, fn), worst PQ first. ``jobs``: worker processes (the numbers do
+    not depend on it).
     """
     if unknown not in ("error", "skip"):
         raise UsageError(f"--unknown: expected error or skip, got {unknown!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise UsageError(f"--jobs: expected a positive integer, got {jobs!r}")
     pred, gt, cats = load_pair(pred_json, gt_json, pred_folder=pred_folder, gt_folder=gt_folder)
     pairs, skipped = pair_images(pred, gt, unknown)
     state = PanopticState.zeros(len(cats.ids))
-    mismatch = [0]
+    work = make_jobs(pred, gt, cats, pairs)
+    mismatch = 0
     images: list[dict[str, Any]] = []
-    for g, score in iter_scores(pred, gt, cats, pairs, mismatch, progress):
+    for job, score in zip(work, run_jobs(work, jobs, progress), strict=False):
+        g = job.gt
         state.add(score)
+        mismatch += score.area_mismatch
         if per_image:
             images.append(
                 {
@@ -460,9 +299,9 @@ def evaluate_panoptic(
         f"read {state.images:,} image pairs, {len(cats.ids):,} categories "
         f"({int(cats.isthing.sum())} things)"
     )
-    if mismatch[0]:
+    if mismatch:
         result.warnings.append(
-            f"{mismatch[0]:,} ground-truth segment(s) have a JSON area that differs from their "
+            f"{mismatch:,} ground-truth segment(s) have a JSON area that differs from their "
             "pixel count in the PNG; the JSON area was used, as panopticapi does"
         )
     if state.images == 0:
@@ -476,6 +315,5 @@ __all__ = [
     "PanopticState",
     "evaluate_panoptic",
     "pq_average",
-    "score_image",
     "summarize",
 ]
