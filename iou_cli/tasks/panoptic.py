@@ -247,19 +247,43 @@ def evaluate_panoptic(
     file_name, PQ, tp, fp, fn), worst PQ first. ``jobs``: worker processes (the numbers do
     not depend on it).
     """
+    check_options(unknown, jobs)
+    pred, gt, cats = load_pair(pred_json, gt_json, pred_folder=pred_folder, gt_folder=gt_folder)
+    return run_evaluation(
+        pred, gt, cats, unknown=unknown, per_image=per_image, jobs=jobs, progress=progress
+    )
+
+
+def check_options(unknown: str, jobs: int) -> None:
     if unknown not in ("error", "skip"):
         raise UsageError(f"--unknown: expected error or skip, got {unknown!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise UsageError(f"--jobs: expected a positive integer, got {jobs!r}")
-    pred, gt, cats = load_pair(pred_json, gt_json, pred_folder=pred_folder, gt_folder=gt_folder)
+
+
+def run_evaluation(
+    pred: PanopticSet,
+    gt: PanopticSet,
+    cats: Categories,
+    *,
+    unknown: str = "error",
+    per_image: bool = False,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    on_score: Callable[[int, Job, ImageScore], None] | None = None,
+) -> Result:
+    """:func:`evaluate_panoptic` on loaded sets; ``on_score(i, job, score)`` sees each
+    image's score (``i``: its position among the evaluated pairs)."""
     pairs, skipped = pair_images(pred, gt, unknown)
     state = PanopticState.zeros(len(cats.ids))
     work = make_jobs(pred, gt, cats, pairs)
     mismatch = 0
     images: list[dict[str, Any]] = []
-    for job, score in zip(work, run_jobs(work, jobs, progress), strict=False):
+    for i, (job, score) in enumerate(zip(work, run_jobs(work, jobs, progress), strict=False)):
         g = job.gt
         state.add(score)
+        if on_score is not None:
+            on_score(i, job, score)
         mismatch += score.area_mismatch
         if per_image:
             images.append(
@@ -275,8 +299,8 @@ def evaluate_panoptic(
     summary, rows = summarize(state, cats)
     params: dict[str, Any] = {
         "task": "panoptic",
-        "predictions": pred_json,
-        "ground_truth": gt_json,
+        "predictions": pred.path,
+        "ground_truth": gt.path,
         "pred_folder": pred.folder,
         "gt_folder": gt.folder,
         "unknown": unknown,
