@@ -83,16 +83,20 @@ class Lookup:
 
 def _unknown_pixel(
     idx: npt.NDArray[np.uint16],
-    ids_map: npt.NDArray[np.uint32],
+    run_ids: npt.NDArray[np.uint32],
+    starts: IntArray,
+    width: int,
     png: str,
     json: str,
     img: PanopticImage,
 ) -> None:
+    """A run whose id is not in segments_info: the error names its first pixel."""
     bad = idx == _UNKNOWN
     if bad.any():
-        y, x = divmod(int(np.flatnonzero(bad.ravel())[0]), idx.shape[1])
-        sid = int(ids_map[y, x])
-        n = len(np.unique(ids_map[bad]))
+        k = int(np.flatnonzero(bad)[0])
+        y, x = divmod(int(starts[k]), width)
+        sid = int(run_ids[k])
+        n = len(np.unique(run_ids[bad]))
         raise InputError(
             png,
             f"pixel (x={x}, y={y})",
@@ -123,15 +127,27 @@ def score_image(
     ground truth's areas are its JSON ``area`` values (panopticapi's), the pixel counts where
     absent; the prediction's are its pixel counts."""
     gt, pred, gt_cat, pred_cat = job.gt, job.pred, job.gt_cat, job.pred_cat
-    gi = lookup.indices(gt_map, gt.ids)
-    _unknown_pixel(gi, gt_map, job.gt_png, job.gt_json, gt)
-    pi = lookup.indices(pred_map, pred.ids)
-    _unknown_pixel(pi, pred_map, job.pred_png, job.pred_json, pred)
+    g, p = gt_map.ravel(), pred_map.ravel()
+    # runs of pixels where neither map changes: one look-up per run, not per pixel
+    change = np.empty(g.size, dtype=bool)
+    change[:1] = True
+    np.not_equal(g[1:], g[:-1], out=change[1:])
+    change[1:] |= p[1:] != p[:-1]
+    starts = np.flatnonzero(change)
+    lengths = np.diff(starts, append=g.size)
+    gi = lookup.indices(g[starts], gt.ids)
+    _unknown_pixel(gi, g[starts], starts, gt_map.shape[1], job.gt_png, job.gt_json, gt)
+    pi = lookup.indices(p[starts], pred.ids)
+    _unknown_pixel(pi, p[starts], starts, gt_map.shape[1], job.pred_png, job.pred_json, pred)
     kg, kp = len(gt.ids), len(pred.ids)
     key = gi.astype(np.intp)
     key *= kp + 1
     key += pi
-    counts = np.bincount(key.ravel(), minlength=(kg + 1) * (kp + 1)).reshape(kg + 1, kp + 1)
+    counts = (
+        np.bincount(key, weights=lengths, minlength=(kg + 1) * (kp + 1))
+        .astype(np.int64)
+        .reshape(kg + 1, kp + 1)
+    )
     gt_pixels = counts[1:].sum(axis=1)
     _missing_segment(gt_pixels, job.gt_json, gt)
     pred_area = counts[:, 1:].sum(axis=0)
