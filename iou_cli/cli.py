@@ -413,7 +413,7 @@ EVALUATE_HELP = (
     "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
     "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
     "folder; predictions come first.\n\n"
-    "Other verbs: iou, segment, labels, compare (iou-eval VERB --help). "
+    "Other verbs: iou, segment, labels, panoptic, compare (iou-eval VERB --help). "
     "Shell completion: iou-eval --install-completion. Version: iou-eval --version."
 )
 
@@ -1359,6 +1359,129 @@ def labels_cmd(
     raise typer.Exit(status)
 
 
+# --------------------------------------------------------------------------- panoptic (issue 27)
+# COCO panoptic PQ/SQ/RQ as panopticapi: iou_cli/tasks/panoptic.py does the work,
+# report_panoptic.py the HTML page; this command only maps options and prints through emit().
+
+VERBS.add("panoptic")
+
+PANOPTIC_EXAMPLES = """Examples:
+  iou-eval panoptic panoptic_pred.json panoptic_val2017.json
+  iou-eval panoptic pred.json gt.json --pred-folder pred_pngs/ --per-class -o markdown
+  iou-eval panoptic pred.json gt.json --jobs 4 --fail-under PQ=0.4 --report pq.html
+"""
+
+
+@app.command("panoptic", epilog=PANOPTIC_EXAMPLES)
+def panoptic_cmd(
+    predictions: Annotated[
+        str, typer.Argument(help="Predicted COCO panoptic JSON (PNGs in the folder named like it).")
+    ],
+    ground_truth: Annotated[
+        str,
+        typer.Argument(help="Ground-truth COCO panoptic JSON (PNGs in the folder named like it)."),
+    ],
+    pred_folder: Annotated[
+        str | None,
+        typer.Option(
+            "--pred-folder",
+            metavar="DIR",
+            help="Folder of the predicted PNGs (default: the JSON path without .json).",
+            rich_help_panel=P_INPUTS,
+        ),
+    ] = None,
+    gt_folder: Annotated[
+        str | None,
+        typer.Option(
+            "--gt-folder",
+            metavar="DIR",
+            help="Folder of the ground-truth PNGs (default: the JSON path without .json).",
+            rich_help_panel=P_INPUTS,
+        ),
+    ] = None,
+    unknown: Annotated[
+        str,
+        typer.Option(
+            "--unknown",
+            metavar="error|skip",
+            help="Images with a record on one side only: error, or skip them.",
+            rich_help_panel=P_INPUTS,
+        ),
+    ] = "error",
+    per_image: Annotated[
+        bool,
+        typer.Option(
+            "--per-image",
+            help="Add per_image rows (PQ, tp, fp, fn; worst first) to -o json.",
+            rich_help_panel=P_OUTPUTS,
+        ),
+    ] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs", metavar="N", help="Worker processes (same numbers).", rich_help_panel=P_OTHER
+        ),
+    ] = 1,
+    output: OutputOpt = None,
+    per_class: PerClassOpt = False,
+    fail_under: FailUnderOpt = None,
+    fail_over: FailOverOpt = None,
+    report: ReportOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Panoptic segmentation: PQ, SQ, RQ (All, Things, Stuff) of COCO panoptic PNGs, as panopticapi."""
+    started = _clock()
+    from .gates import parse_gates, resolve
+    from .tasks.panoptic import SUMMARY_KEYS, evaluate_panoptic
+
+    out = resolve_output(output)
+    gates = resolve(parse_gates(fail_under, fail_over), SUMMARY_KEYS)
+    inputs = [p for p in (predictions, ground_truth, pred_folder, gt_folder) if p]
+    if report is not None:
+        from .outputs import check_target
+
+        check_target(report, inputs)
+    progress = None if quiet or not sys.stderr.isatty() else _progress_bar()
+    try:
+        result = evaluate_panoptic(
+            predictions,
+            ground_truth,
+            pred_folder=pred_folder,
+            gt_folder=gt_folder,
+            unknown=unknown,
+            per_image=per_image or report is not None,
+            jobs=jobs,
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    if report is not None:
+        from .outputs import write_atomic
+        from .report_panoptic import panoptic_report
+        from .text import term
+
+        named = {"predictions": predictions, "ground truth": ground_truth}
+        rows = result.extra.get("per_image")
+        if not per_image:
+            result.extra.pop("per_image", None)
+        page = panoptic_report(result, inputs=named, rows=rows)
+        write_atomic(report, page, inputs)
+        result.info.append(f"wrote the report {term(report)}")
+    _finish(result, predictions, ground_truth, "panoptic", started, verbose)
+    status = emit(
+        result,
+        output=out,
+        per_class=per_class,
+        gates=gates,
+        quiet=quiet,
+        title=f"{PROG} panoptic: {_shown(predictions)} vs {_shown(ground_truth)}",
+    )
+    raise typer.Exit(status)
+
+
 # --------------------------------------------------------------------------- compare (issue 12)
 # Two models on one ground truth (paired bootstrap CIs, --fail-if-worse gate) or two saved
 # -o json reports. The analysis is iou_cli/analysis/compare.py; the reporters are
@@ -1439,32 +1562,47 @@ def compare_cmd(
     gates = cmp.parse_gates(fail_if_worse)
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     check_visuals(None, report, list(inputs))  # before the work
-    comparison = cmp.compare(
-        inputs,
-        gates=gates,
-        bootstrap=bootstrap,
-        seed=seed,
-        confidence=confidence,
-        protocol=protocol,
-        iou_type=iou_type,
-        iou_thr=_tp_iou(tp_iou, iou_thr),
-        score_thr=score_thr,
-        max_dets=md,
-        iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
-        honor_ignore=honor_ignore,
-        plus_one=plus_one,
-        pred_format=pred_format,
-        gt_format=gt_format,
-        names=names,
-        gt_names=gt_names,
-        pred_names=pred_names,
-        images=images,
-        image_size=parse_image_size(image_size),
-        unknown=unknown,
-        split=split,
-        image_map=image_map,
-        voc_origin=voc_origin,
-    )
+    from .loaders.panoptic import looks_panoptic
+
+    if len(inputs) == 3 and looks_panoptic(inputs[2]):  # COCO panoptic: PQ/SQ/RQ deltas
+        from .tasks.panoptic_compare import compare_panoptic
+
+        comparison = compare_panoptic(
+            inputs[0],
+            inputs[1],
+            inputs[2],
+            unknown=unknown,
+            bootstrap=bootstrap,
+            seed=seed,
+            confidence=confidence,
+        )
+    else:
+        comparison = cmp.compare(
+            inputs,
+            gates=gates,
+            bootstrap=bootstrap,
+            seed=seed,
+            confidence=confidence,
+            protocol=protocol,
+            iou_type=iou_type,
+            iou_thr=_tp_iou(tp_iou, iou_thr),
+            score_thr=score_thr,
+            max_dets=md,
+            iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
+            honor_ignore=honor_ignore,
+            plus_one=plus_one,
+            pred_format=pred_format,
+            gt_format=gt_format,
+            names=names,
+            gt_names=gt_names,
+            pred_names=pred_names,
+            images=images,
+            image_size=parse_image_size(image_size),
+            unknown=unknown,
+            split=split,
+            image_map=image_map,
+            voc_origin=voc_origin,
+        )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if report is not None:
         write_compare_report(comparison, report, list(inputs))

@@ -49,6 +49,18 @@ class PanopticSet:
     sizes: dict[int | str, tuple[int, int]] = field(default_factory=dict)  # id -> (w, h)
 
 
+def looks_panoptic(path: str) -> bool:
+    """Cheap sniff: a JSON file whose first 64 KiB mention ``segments_info``."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return False
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and b'"segments_info"' in head
+
+
 def default_folder(path: str) -> str:
     """panopticapi's rule: the JSON's path without ``.json``."""
     for ext in (".json.gz", ".json"):
@@ -327,4 +339,11 @@ def rgb_to_ids(rgb: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint32]:
     return ids
 
 
-__all__ = ["PanopticImage", "PanopticSet", "default_folder", "load_panoptic", "read_id_map"]
+__all__ = [
+    "PanopticImage",
+    "PanopticSet",
+    "default_folder",
+    "load_panoptic",
+    "looks_panoptic",
+    "read_id_map",
+]
