@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .report_html import _header, _kv, _page, _rows_table, _summary_table, _td, fmt
-from .text import html_text as esc
+from ..text import html_text as esc
+from .html import _header, _kv, _page, _rows_table, _summary_table, _td, fmt
 
 _CLASS_KEYS = ("isthing", "PQ", "SQ", "RQ", "tp", "fp", "fn", "iou_sum")
 _BARS = {"PQ", "SQ", "RQ"}
