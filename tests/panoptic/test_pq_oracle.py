@@ -51,3 +51,8 @@ def test_random_sets_equal_hotcoco(tmp_path: Path, seed: int) -> None:
 def test_many_random_sets_equal_hotcoco(tmp_path: Path, seed: int) -> None:
     pred, gt = random_sets(tmp_path, seed, n_images=25)
     compare(pred, gt)
+
+
+def test_sample_data_equals_hotcoco() -> None:
+    root = Path(__file__).resolve().parents[2] / "sample_data" / "panoptic"
+    compare(root / "pred.json", root / "gt.json")
