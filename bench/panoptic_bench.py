@@ -179,7 +179,7 @@ def _hotcoco(stdout: str) -> dict[str, float]:
         for k in ("pq", "sq", "rq"):
             v = part.get(k, part.get(k.upper()))
             if v is not None:
-                out[f"{k.upper()}{suffix}"] = float(v) / (100.0 if float(v) > 1.0 else 1.0)
+                out[f"{k.upper()}{suffix}"] = float(v)  # fractions, as ours
     return out
 
 
