@@ -97,7 +97,14 @@ def panoptic_cmd(
 
     out = resolve_output(output)
     gates = resolve(parse_gates(fail_under, fail_over), SUMMARY_KEYS)
-    inputs = [p for p in (predictions, ground_truth, pred_folder, gt_folder) if p]
+    from ..loaders.panoptic import default_folder
+
+    # the PNG folders count as inputs even when found beside the JSON: nothing is written there
+    folders = (
+        pred_folder or default_folder(predictions),
+        gt_folder or default_folder(ground_truth),
+    )
+    inputs = [p for p in (predictions, ground_truth, *folders) if p and p != "-"]
     if report is not None:
         from ..report.outputs import check_target
 

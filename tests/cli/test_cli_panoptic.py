@@ -135,6 +135,12 @@ def test_folders_by_option_and_report_never_into_inputs(
         ["panoptic", str(moved), str(gt), "--pred-folder", folder, "--report", str(gt)], capsys
     )
     assert code == 2 and gt.read_text().startswith("{")
+    inside = tmp_path / "gt" / "report.html"  # the default PNG folder is an input folder too
+    code, _, err = run(
+        ["panoptic", str(moved), str(gt), "--pred-folder", folder, "--report", str(inside)], capsys
+    )
+    assert code == 2 and "refusing to write into the input folder" in err
+    assert not inside.exists()
 
 
 def test_compare_two_panoptic_predictions(
