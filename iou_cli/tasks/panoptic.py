@@ -1,9 +1,9 @@
 """Panoptic segmentation: PQ, SQ and RQ as panopticapi's ``pq_compute`` computes them.
 
 Per image (one pair of PNGs in memory at a time), every pixel's (ground-truth segment,
-predicted segment) pair is counted at once: segment ids are mapped to small indices through
-a lookup table and ``bincount`` gives the ``(G + 1) x (P + 1)`` intersection matrix, row and
-column 0 being VOID (id 0). Then panopticapi's rules:
+predicted segment) pair is counted at once (:mod:`.panoptic_match`: runs of unchanged pixels,
+segment ids mapped to small indices, one ``bincount``) into the ``(G + 1) x (P + 1)``
+intersection matrix, row and column 0 being VOID (id 0). Then panopticapi's rules:
 
 * a pair matches when both segments have the same category, the ground truth is not crowd,
   and ``IoU = I / (area_pred + area_gt - I - I(VOID, pred)) > 0.5`` (the prediction's
@@ -17,8 +17,8 @@ column 0 being VOID (id 0). Then panopticapi's rules:
 Per category ``c``: ``PQ = IoU_sum / (TP + FP/2 + FN/2)``, ``SQ = IoU_sum / TP`` (0 when
 ``TP = 0``), ``RQ = TP / (TP + FP/2 + FN/2)``; All, Things and Stuff average over the
 categories of the ground truth's ``categories`` with ``TP + FP + FN > 0``, in that order.
-IoU sums are added in panopticapi's order (images in the ground truth's order, pairs by
-ground-truth id then predicted id), so a single-process panopticapi run gives the same bits.
+IoU sums are added one pair at a time in the order a single-process panopticapi run adds
+them (images in the ground truth's order, pairs by ground-truth id then predicted id).
 
 The state (per class: tp, fp, fn, IoU sum) is additive over images.
 """
@@ -93,7 +93,7 @@ class Categories:
     index: dict[int, int] = field(default_factory=dict)
 
 
-def _categories(gt: PanopticSet) -> Categories:
+def categories_of(gt: PanopticSet) -> Categories:
     ids = list(gt.categories)
     return Categories(
         ids=ids,
@@ -225,7 +225,7 @@ def load_pair(
 ) -> tuple[PanopticSet, PanopticSet, Categories]:
     gt = load_panoptic(gt_json, folder=gt_folder, ground_truth=True, role="ground truth")
     pred = load_panoptic(pred_json, folder=pred_folder, ground_truth=False, role="predictions")
-    return pred, gt, _categories(gt)
+    return pred, gt, categories_of(gt)
 
 
 def evaluate_panoptic(

@@ -26,7 +26,7 @@ from ..analysis.compare import (
 )
 from ..errors import UsageError
 from ..result import Result
-from .panoptic import Categories, check_options, load_panoptic, run_evaluation
+from .panoptic import Categories, categories_of, check_options, load_panoptic, run_evaluation
 from .panoptic_match import ImageScore, Job
 
 FloatArray = npt.NDArray[np.float64]
@@ -115,9 +115,7 @@ def compare_panoptic(
     check_bootstrap_options(bootstrap, confidence)
     check_options(unknown, jobs)
     gt = load_panoptic(gt_json, folder=gt_folder, ground_truth=True, role="ground truth")
-    from .panoptic import _categories
-
-    cats: Categories = _categories(gt)
+    cats: Categories = categories_of(gt)
     results: list[Result] = []
     dense: list[_Dense] = []
     for path, folder in ((pred_a, folder_a), (pred_b, folder_b)):
