@@ -31,13 +31,17 @@ import numpy as np
 from ..errors import InputError, UsageError
 
 METHOD = "paired bootstrap over images (percentile interval)"
+# a class with fewer ground truths is never called significant (its CI rests on a handful of
+# objects, and resampling images rarely moves them)
+MIN_GT = 10
 
 
 @dataclass
 class Comparison:
     """``metrics``: summary key -> ``{a, b, delta, ci_low, ci_high, significant}``;
-    ``per_class``: ``{category_id, name, key, a, b, delta, ci_low, ci_high, significant}``
-    in class order; ``params``: what was compared and how; ``gates``: checked gates."""
+    ``per_class``: ``{category_id, name, key, a, b, delta, ci_low, ci_high, significant,
+    n_gt}`` in class order (a class with fewer than ``MIN_GT`` ground truths is never
+    significant); ``params``: what was compared and how; ``gates``: checked gates."""
 
     metrics: dict[str, dict[str, Any]]
     per_class: list[dict[str, Any]]
@@ -215,12 +219,17 @@ def _class_rows(
         seen.add(label)
         rb = by_b.get(label, {})
         s = samples[:, k] if samples is not None else None
+        e = _entry(ra.get(key), rb.get(key), s, confidence)
+        n_gt = ra.get("n_gt", rb.get("n_gt"))
+        if e["significant"] and isinstance(n_gt, int) and n_gt < MIN_GT:
+            e["significant"] = False  # a handful of objects: the interval is not trusted
         out.append(
             {
                 "category_id": ra.get("category_id"),
                 "name": _class_label(ra),
                 "key": key,
-                **_entry(ra.get(key), rb.get(key), s, confidence),
+                **e,
+                "n_gt": n_gt,
             }
         )
     for rb in rows_b:
@@ -232,14 +241,15 @@ def _class_rows(
                     "name": _class_label(rb),
                     "key": key,
                     **_entry(None, rb.get(key), None, confidence),
+                    "n_gt": rb.get("n_gt"),
                 }
             )
     return out
 
 
 def class_key(protocol: str | None) -> str:
-    """The per-class metric compared: AP for every protocol."""
-    return "AP"
+    """The per-class metric compared: AP (Ultralytics' per-class ``mAP50-95``)."""
+    return "mAP50-95" if protocol == "ultralytics" else "AP"
 
 
 # --------------------------------------------------------------------------- reports
@@ -403,6 +413,7 @@ def compare_predictions(
         "confidence": confidence,
         "method": METHOD if n_done else None,
         "class_key": ckey,
+        "min_gt": MIN_GT,
         "params_a": res_a.params,
         "params_b": res_b.params,
     }

@@ -208,7 +208,7 @@ def test_class_names_are_escaped_in_every_output(
     assert names[0].startswith("'=")  # formula rule
     code, out, _ = run(["compare", ra, rb, "-o", "markdown", "--per-class"], capsys)
     line = next(ln for ln in out.splitlines() if "HYPERLINK" in ln)
-    assert line.count("|") - line.count("\\|") == 5  # class, A, B, delta: the cell stays one
+    assert line.count("|") - line.count("\\|") == 6  # class, n_gt, A, B, delta: one cell
     code, out, _ = run(["compare", ra, rb, "-o", "table", "--per-class"], capsys)
     assert "\x1b[31m" not in out and "\\x1b" in out and "[bold]" in out
 
