@@ -1,0 +1,1 @@
+"""Geometry kernels: one module per shape (rotated boxes in :mod:`.obb`)."""
