@@ -94,6 +94,12 @@ def signed_area(q: FloatArray) -> FloatArray:
     return 0.5 * (x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)
 
 
+def polygon_area(corners: npt.ArrayLike) -> FloatArray:
+    """Area of ``(N, 8)`` corner rows (their convex hull where a quad is not convex)."""
+    q, _ = convex_quads(as_quads(corners))
+    return signed_area(q)
+
+
 def _turns(q: FloatArray) -> FloatArray:
     """Cross product at each vertex of ``(N, 4, 2)`` quads (the turn direction)."""
     e = np.roll(q, -1, axis=1) - q  # edge i: q_i -> q_{i+1}

@@ -535,18 +535,25 @@ def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
     Images without boxes may have unknown (NaN) sizes."""
     from dataclasses import replace
 
+    from ..geometry.obb import polygon_area
+
     b = side.boxes
     if not b.normalized:
         return side
     wi = width[b.image]
     hi = height[b.image]
     scale = np.stack([wi, hi, wi, hi], axis=1)
+    obb = None
     with np.errstate(over="ignore", invalid="ignore"):  # sniff.check_geometry locates it
         xyxy = b.xyxy * scale
         area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+        if b.obb is not None:  # rotated corners: each x by W, each y by H
+            obb = b.obb * np.tile(scale[:, :2], 4)
+            area = polygon_area(obb)
     boxes = replace(
         b,
         xyxy=xyxy,
+        obb=obb,
         box_area=area,
         # a mask's area is the mask's (computed from it), not its box's
         area=area.copy() if b.masks is None else np.full(len(area), np.nan),

@@ -86,6 +86,34 @@ def pair_iou_bbox(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray
     return overlap(corners(ds.pred, d_rows), corners(ds.gt, g_rows), ds.gt.iscrowd[g_rows])
 
 
+def side_quads(boxes: Boxes) -> tuple[FloatArray, FloatArray]:
+    """Convex counter-clockwise ``(N, 4, 2)`` quads of a side (its ``obb`` corners; boxes
+    without that column as their four corners) and the areas its ``box_area`` gives (``w*h``
+    of a COCO ``obb``, the polygon's area for corners); NaN areas are the polygon's."""
+    from ..geometry.obb import convex_quads, signed_area
+
+    if boxes.obb is not None:
+        raw = boxes.obb.reshape(-1, 4, 2)
+    else:
+        x1, y1, x2, y2 = (boxes.xyxy[:, k] for k in range(4))
+        raw = np.stack([x1, y1, x2, y1, x2, y2, x1, y2], axis=1).reshape(-1, 4, 2)
+    q, _ = convex_quads(raw)
+    area = np.where(np.isnan(boxes.box_area), signed_area(q), boxes.box_area)
+    return q, area
+
+
+def pair_iou_obb(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray:
+    """Rotated-box IoU of aligned (prediction row, ground-truth row) arrays, crowd rule
+    applied (intersection over the prediction's area)."""
+    from ..geometry.obb import paired_quad_iou
+
+    qp, ap = side_quads(ds.pred)
+    qg, ag = side_quads(ds.gt)
+    return paired_quad_iou(
+        qp[d_rows], qg[g_rows], area_a=ap[d_rows], area_b=ag[g_rows], crowd=ds.gt.iscrowd[g_rows]
+    )
+
+
 def pair_iou_segm(
     ds: Dataset,
     d_rows: IntArray,
@@ -155,6 +183,8 @@ def candidate_pairs(
     pair_det, pair_g, d_gstart, d_ng = expand_groups(d_key, g_key)
     if iou_type == "segm":
         iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
+    elif iou_type == "obb":
+        iou = pair_iou_obb(ds, d_rows[pair_det], g_rows[pair_g])
     else:
         iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_g])
     keep = iou >= min_iou if min_iou > 0 else np.ones(iou.shape, dtype=bool)

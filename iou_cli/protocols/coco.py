@@ -28,7 +28,14 @@ import numpy.typing as npt
 from ..data import Dataset
 from ..evaluation import Evaluation
 from ..matching.greedy import greedy_match
-from ..matching.pairs import expand_groups, group_keys, pair_iou_bbox, pair_iou_segm, run_ranks
+from ..matching.pairs import (
+    expand_groups,
+    group_keys,
+    pair_iou_bbox,
+    pair_iou_obb,
+    pair_iou_segm,
+    run_ranks,
+)
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import best_f1_threshold, operating_point
 from ..result import Matches, Result, clean
@@ -268,6 +275,8 @@ def run(
     pair_det, pair_gt, d_gstart, d_ng = expand_groups(d_group, g_key)
     if params.iou_type == "segm":
         pair_iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
+    elif params.iou_type == "obb":
+        pair_iou = pair_iou_obb(ds, d_rows[pair_det], g_rows[pair_gt])
     else:
         pair_iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_gt])
     del d_gstart, d_ng, d_group
@@ -678,7 +687,7 @@ PROTOCOLS = {
         description="COCO 101-point AP over IoU .50:.95 (pycocotools)",
         options=frozenset({"max_dets", "iou_thrs", "honor_ignore", "keep_tables"}),
         defaults={"max_dets": MAX_DETS, "iou_thrs": None, "honor_ignore": False},
-        iou_types=("bbox", "segm"),
+        iou_types=("bbox", "segm", "obb"),
         summary_keys=lambda opts: stat_keys(tuple(opts.get("max_dets") or MAX_DETS)),
         run=lambda ds, opts: run(ds, _params(opts)),
     )

@@ -29,8 +29,8 @@ import numpy.typing as npt
 
 from ..data import Boxes, Dataset
 from ..errors import UsageError
-from ..geometry.obb import convex_quads, paired_quad_iou, signed_area
-from ..matching.pairs import expand_groups
+from ..geometry.obb import paired_quad_iou, signed_area
+from ..matching.pairs import expand_groups, side_quads
 from ..result import Result
 from . import Protocol
 from .voc import VocEvaluation, VocMatch, class_curves, voc_table
@@ -41,14 +41,9 @@ _PAIRS = 1 << 21  # candidate pairs handled at once
 
 
 def quads_of(boxes: Boxes) -> tuple[FloatArray, FloatArray]:
-    """Convex counter-clockwise ``(N, 4, 2)`` quads of a side and their areas; axis-aligned
-    boxes (no ``obb`` column) are taken as their four corners."""
-    if boxes.obb is not None:
-        raw = boxes.obb.reshape(-1, 4, 2)
-    else:
-        x1, y1, x2, y2 = (boxes.xyxy[:, k] for k in range(4))
-        raw = np.stack([x1, y1, x2, y1, x2, y2, x1, y2], axis=1).reshape(-1, 4, 2)
-    q, _ = convex_quads(raw)
+    """Convex counter-clockwise quads of a side and their polygon areas (``polyiou``
+    measures the polygons, never a ``w*h`` field)."""
+    q, _ = side_quads(boxes)
     return q, signed_area(q)
 
 
