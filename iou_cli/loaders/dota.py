@@ -170,13 +170,20 @@ def load_dota_gt(path: str) -> Side:
             if header and _HEADER.match(line.strip()):
                 continue
             header = False
-            numbers = [p for p in parts if _is_number(p)]
-            if len(parts) not in (9, 10) or _is_number(parts[8]):
+            lead = next((k for k, p in enumerate(parts) if not _is_number(p)), len(parts))
+            if lead != 8 or len(parts) not in (9, 10):
+                got = (
+                    f"{lead} numbers and no category"
+                    if lead == len(parts)
+                    else f"{lead} numbers before the category"
+                    if lead != 8
+                    else f"{len(parts) - 9} fields after the category"
+                )
                 raise InputError(
                     file,
                     ln,
                     "expected 'x1 y1 x2 y2 x3 y3 x4 y4 category difficult' (8 corner numbers), "
-                    f"got {len(parts)} fields ({len(numbers)} numbers)",
+                    f"got {got}",
                 )
             flag = parts[9] if len(parts) == 10 else "0"
             if flag not in ("0", "1"):
