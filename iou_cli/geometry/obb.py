@@ -89,9 +89,9 @@ def signed_area(q: FloatArray) -> FloatArray:
     vertices turn counter-clockwise in x-right, y-up axes)."""
     if q.shape[0] == 0:
         return np.zeros(0, dtype=np.float64)
-    d = q - q[:, :1]
+    d = q - q[:, :1]  # around the first vertex: its wrap-around term is zero
     x, y = d[..., 0], d[..., 1]
-    return 0.5 * (x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)
+    return 0.5 * (x[:, :-1] * y[:, 1:] - x[:, 1:] * y[:, :-1]).sum(axis=1)
 
 
 def polygon_area(corners: npt.ArrayLike) -> FloatArray:
@@ -102,8 +102,8 @@ def polygon_area(corners: npt.ArrayLike) -> FloatArray:
 
 def _turns(q: FloatArray) -> FloatArray:
     """Cross product at each vertex of ``(N, 4, 2)`` quads (the turn direction)."""
-    e = np.roll(q, -1, axis=1) - q  # edge i: q_i -> q_{i+1}
-    ep = np.roll(e, 1, axis=1)  # edge into vertex i
+    e = q[:, [1, 2, 3, 0]] - q  # edge i: q_i -> q_{i+1}
+    ep = e[:, [3, 0, 1, 2]]  # edge into vertex i
     return ep[..., 0] * e[..., 1] - ep[..., 1] * e[..., 0]
 
 
@@ -225,8 +225,64 @@ def intersection_area(pa: FloatArray, pb: FloatArray) -> FloatArray:
     return np.maximum(_polygon_area(p, n), 0.0)
 
 
-def _aabb(q: FloatArray) -> FloatArray:
-    return np.concatenate([q.min(axis=1), q.max(axis=1)], axis=1)
+def aabb(q: FloatArray) -> FloatArray:
+    """``(N, 4)`` axis-aligned hulls ``x1 y1 x2 y2`` of ``(N, 4, 2)`` quads."""
+    x, y = q[..., 0], q[..., 1]
+    return np.stack(
+        [
+            np.minimum(np.minimum(x[:, 0], x[:, 1]), np.minimum(x[:, 2], x[:, 3])),
+            np.minimum(np.minimum(y[:, 0], y[:, 1]), np.minimum(y[:, 2], y[:, 3])),
+            np.maximum(np.maximum(x[:, 0], x[:, 1]), np.maximum(x[:, 2], x[:, 3])),
+            np.maximum(np.maximum(y[:, 0], y[:, 1]), np.maximum(y[:, 2], y[:, 3])),
+        ],
+        axis=1,
+    )
+
+
+def indexed_iou(
+    qa: FloatArray,
+    qb: FloatArray,
+    ia: npt.NDArray[np.int64],
+    ib: npt.NDArray[np.int64],
+    *,
+    area_a: FloatArray | None = None,
+    area_b: FloatArray | None = None,
+    box_a: FloatArray | None = None,
+    box_b: FloatArray | None = None,
+    crowd: BoolArray | None = None,
+) -> FloatArray:
+    """IoU of the pairs ``(qa[ia[k]], qb[ib[k]])`` of convex counter-clockwise quads
+    (:func:`convex_quads` output); per-quad areas and axis-aligned hulls may be given once
+    (``area_*``: default the shoelace areas; ``box_*``: :func:`aabb`). ``crowd`` (one flag per
+    pair) scores intersection over ``a``'s area (``a`` is the prediction side). Pairs whose
+    hulls do not overlap with positive area are 0 without clipping."""
+    k = ia.shape[0]
+    out = np.zeros(k, dtype=np.float64)
+    if k == 0:
+        return out
+    aa = signed_area(qa) if area_a is None else np.asarray(area_a, dtype=np.float64)
+    ab = signed_area(qb) if area_b is None else np.asarray(area_b, dtype=np.float64)
+    ba = aabb(qa) if box_a is None else box_a
+    bb = aabb(qb) if box_b is None else box_b
+    pa, pb = ba[ia], bb[ib]
+    with np.errstate(invalid="ignore"):
+        touch = (np.minimum(pa[:, 2], pb[:, 2]) > np.maximum(pa[:, 0], pb[:, 0])) & (
+            np.minimum(pa[:, 3], pb[:, 3]) > np.maximum(pa[:, 1], pb[:, 1])
+        )
+        touch &= (aa[ia] > 0) & (ab[ib] > 0)
+    cand = np.flatnonzero(touch)
+    for s in range(0, cand.shape[0], _CHUNK):
+        c = cand[s : s + _CHUNK]
+        ja, jb = ia[c], ib[c]
+        a_c, b_c = aa[ja], ab[jb]
+        inter = np.minimum(intersection_area(qa[ja], qb[jb]), np.minimum(a_c, b_c))
+        union = a_c + b_c - inter
+        if crowd is not None:
+            union = np.where(np.asarray(crowd, dtype=bool)[c], a_c, union)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.where(union > 0, inter / union, 0.0)
+        out[c] = np.clip(v, 0.0, 1.0)
+    return out
 
 
 def paired_quad_iou(
@@ -237,36 +293,9 @@ def paired_quad_iou(
     area_b: FloatArray | None = None,
     crowd: BoolArray | None = None,
 ) -> FloatArray:
-    """IoU of aligned rows of convex counter-clockwise quads (``convex_quads`` output).
-
-    ``area_a``/``area_b`` default to the quads' shoelace areas. Where ``crowd`` is true the
-    value is intersection over ``a``'s area (``a`` is the prediction side), as for boxes.
-    Pairs whose axis-aligned boxes do not overlap with positive area are 0 without clipping.
-    """
-    k = qa.shape[0]
-    out = np.zeros(k, dtype=np.float64)
-    if k == 0:
-        return out
-    aa = signed_area(qa) if area_a is None else np.asarray(area_a, dtype=np.float64)
-    ab = signed_area(qb) if area_b is None else np.asarray(area_b, dtype=np.float64)
-    ba, bb = _aabb(qa), _aabb(qb)
-    with np.errstate(invalid="ignore"):
-        touch = (np.minimum(ba[:, 2], bb[:, 2]) > np.maximum(ba[:, 0], bb[:, 0])) & (
-            np.minimum(ba[:, 3], bb[:, 3]) > np.maximum(ba[:, 1], bb[:, 1])
-        )
-        touch &= (aa > 0) & (ab > 0)
-    cand = np.flatnonzero(touch)
-    for s in range(0, cand.shape[0], _CHUNK):
-        c = cand[s : s + _CHUNK]
-        inter = np.minimum(intersection_area(qa[c], qb[c]), np.minimum(aa[c], ab[c]))
-        union = aa[c] + ab[c] - inter
-        if crowd is not None:
-            cr = np.asarray(crowd, dtype=bool)[c]
-            union = np.where(cr, aa[c], union)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            v = np.where(union > 0, inter / union, 0.0)
-        out[c] = np.clip(v, 0.0, 1.0)
-    return out
+    """IoU of aligned rows of convex counter-clockwise quads (see :func:`indexed_iou`)."""
+    idx = np.arange(qa.shape[0], dtype=np.int64)
+    return indexed_iou(qa, qb, idx, idx, area_a=area_a, area_b=area_b, crowd=crowd)
 
 
 def obb_iou(
@@ -293,7 +322,7 @@ def obb_iou(
     n, m = qa.shape[0], qb.shape[0]
     if n == 0 or m == 0:
         return np.zeros((n, m), dtype=np.float64)
-    ba, bb = _aabb(qa), _aabb(qb)
+    ba, bb = aabb(qa), aabb(qb)
     with np.errstate(invalid="ignore"):
         ov = (
             np.minimum(ba[:, None, 2], bb[None, :, 2]) > np.maximum(ba[:, None, 0], bb[None, :, 0])
@@ -305,5 +334,7 @@ def obb_iou(
     if crowd is not None:
         cr = np.asarray(crowd, dtype=bool).reshape(m)[j]
     out = np.zeros((n, m), dtype=np.float64)
-    out[i, j] = paired_quad_iou(qa[i], qb[j], crowd=cr)
+    out[i, j] = indexed_iou(
+        qa, qb, i.astype(np.int64), j.astype(np.int64), box_a=ba, box_b=bb, crowd=cr
+    )
     return out

@@ -18,13 +18,13 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
-from ..geometry.obb import convex_quads, signed_area
+from ..geometry.obb import aabb, convex_quads, signed_area
 from .files import is_readable_member, read_text
 
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
@@ -90,7 +90,8 @@ def _is_number(s: str) -> bool:
     return True
 
 
-def _quad_notes(corners: np.ndarray, path: str) -> tuple[np.ndarray, list[str]]:
+def _quad_notes(corners: np.ndarray, path: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Areas and axis-aligned hulls of the quads, and the warning for non-convex ones."""
     q, bad = convex_quads(corners.reshape(-1, 4, 2))
     notes = []
     if bad.any():
@@ -98,7 +99,7 @@ def _quad_notes(corners: np.ndarray, path: str) -> tuple[np.ndarray, list[str]]:
             f"{path}: {int(bad.sum())} quadrilateral(s) are not convex (a dent or crossed "
             "edges); IoU uses their convex hull"
         )
-    return signed_area(q), notes
+    return signed_area(q), aabb(q), notes
 
 
 def _side(
@@ -106,20 +107,18 @@ def _side(
     fmt: str,
     keys: list[str],
     names: list[str],
-    corners: list[list[float]],
+    corners: list[list[float]] | np.ndarray,
     img: list[int],
     cat: list[int],
     *,
-    score: list[float] | None,
+    score: list[float] | np.ndarray | None,
     difficult: list[bool] | None,
-    loc: list[tuple[str, int]],
+    loc: Callable[[int], str],
     read_paths: list[str],
 ) -> Side:
     n = len(corners)
     c = np.asarray(corners, dtype=np.float64).reshape(n, 8)
-    area, warnings = _quad_notes(c, path)
-    xs, ys = c[:, 0::2], c[:, 1::2]
-    xyxy = np.stack([xs.min(1), ys.min(1), xs.max(1), ys.max(1)], axis=1) if n else np.zeros((0, 4))
+    area, xyxy, warnings = _quad_notes(c, path)
     boxes = Boxes.build(
         xyxy,
         image=np.asarray(img, dtype=np.int64),
@@ -140,7 +139,7 @@ def _side(
         boxes,
         has_scores=score is not None,
         notes={"warnings": warnings, "info": []},
-        locator=lambda r: f"{loc[r][0]}:{loc[r][1]}",
+        locator=loc,
         read_paths=read_paths,
     )
 
@@ -203,9 +202,27 @@ def load_dota_gt(path: str) -> Side:
         cat,
         score=None,
         difficult=diff,
-        loc=loc,
+        loc=lambda r: f"{loc[r][0]}:{loc[r][1]}",
         read_paths=read_paths,
     )
+
+
+def _task1_fast(lines: list[str]) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+    """Every line ``image`` + 9 finite numbers, parsed in bulk: (images, values, line
+    numbers); None when any line is not (the line-by-line reader then says which)."""
+    numbered = [(ln, line.split(None, 1)) for ln, line in enumerate(lines, 1) if line.strip()]
+    if not numbered:
+        return [], np.zeros((0, 9)), np.zeros(0, dtype=np.int64)
+    if any(len(p) != 2 for _, p in numbered):
+        return None
+    try:
+        values = np.loadtxt([p[1] for _, p in numbered], ndmin=2, comments=None, dtype=np.float64)
+    except ValueError:
+        return None
+    if values.shape != (len(numbered), 9) or not np.isfinite(values).all():
+        return None
+    rows = np.fromiter((ln for ln, _ in numbered), dtype=np.int64, count=len(numbered))
+    return [p[0] for _, p in numbered], values, rows
 
 
 def task1_files(path: str) -> list[tuple[str, str]]:
@@ -230,18 +247,31 @@ def load_dota_task1(path: str) -> Side:
     base = os.path.dirname(path) if single else path
     key_index: dict[str, int] = {}
     names: list[str] = []
-    corners: list[list[float]] = []
+    corners: list[list[float]] = []  # score + 8 corners, lines read one by one
+    slow_lines: list[int] = []
+    blocks: list[np.ndarray] = []  # per file: (rows, 9) score + corners
     img: list[int] = []
     cat: list[int] = []
-    score: list[float] = []
-    loc: list[tuple[str, int]] = []
+    loc_file: list[np.ndarray] = []
+    loc_line: list[np.ndarray] = []
     read_paths = []
     for cname, name in files:
         file = os.path.join(base, name)
         read_paths.append(file)
         c = len(names)
         names.append(cname)
-        for ln, line in enumerate(_lines(file, not single), 1):
+        lines = _lines(file, not single)
+        fast = _task1_fast(lines)
+        if fast is not None:
+            names_col, values, line_no = fast
+            img.extend(key_index.setdefault(im, len(key_index)) for im in names_col)
+            blocks.append(values)
+            cat.extend([c] * len(names_col))
+            loc_file.append(np.full(len(names_col), len(names) - 1, dtype=np.int64))
+            loc_line.append(line_no)
+            continue
+        rows_before = len(corners)
+        for ln, line in enumerate(lines, 1):
             parts = line.split()
             if not parts:
                 continue
@@ -259,21 +289,28 @@ def load_dota_task1(path: str) -> Side:
                 ) from None
             if not math.isfinite(s):
                 raise InputError(file, ln, f"score: expected a finite number, got {parts[1]!r}")
-            corners.append(_corners(parts[2:], file, ln))
+            corners.append([s, *_corners(parts[2:], file, ln)])
             img.append(key_index.setdefault(parts[0], len(key_index)))
             cat.append(c)
-            score.append(s)
-            loc.append((name, ln))
+            slow_lines.append(ln)
+        n_slow = len(corners) - rows_before
+        blocks.append(np.asarray(corners[rows_before:], dtype=np.float64).reshape(n_slow, 9))
+        loc_file.append(np.full(n_slow, len(names) - 1, dtype=np.int64))
+        loc_line.append(np.asarray(slow_lines[-n_slow:] if n_slow else [], dtype=np.int64))
+    vals = np.concatenate(blocks) if blocks else np.zeros((0, 9))
+    lf = np.concatenate(loc_file) if loc_file else np.zeros(0, dtype=np.int64)
+    ll = np.concatenate(loc_line) if loc_line else np.zeros(0, dtype=np.int64)
+    file_names = [name for _, name in files]
     return _side(
         path,
         "dota-task1",
         list(key_index),
         names,
-        corners,
+        vals[:, 1:],
         img,
         cat,
-        score=score,
+        score=vals[:, 0],
         difficult=None,
-        loc=loc,
+        loc=lambda r: f"{file_names[int(lf[r])]}:{int(ll[r])}",
         read_paths=read_paths,
     )

@@ -105,12 +105,18 @@ def side_quads(boxes: Boxes) -> tuple[FloatArray, FloatArray]:
 def pair_iou_obb(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray:
     """Rotated-box IoU of aligned (prediction row, ground-truth row) arrays, crowd rule
     applied (intersection over the prediction's area)."""
-    from ..geometry.obb import paired_quad_iou
+    from ..geometry.obb import indexed_iou
 
     qp, ap = side_quads(ds.pred)
     qg, ag = side_quads(ds.gt)
-    return paired_quad_iou(
-        qp[d_rows], qg[g_rows], area_a=ap[d_rows], area_b=ag[g_rows], crowd=ds.gt.iscrowd[g_rows]
+    return indexed_iou(
+        qp,
+        qg,
+        np.asarray(d_rows, dtype=np.int64),
+        np.asarray(g_rows, dtype=np.int64),
+        area_a=ap,
+        area_b=ag,
+        crowd=ds.gt.iscrowd[g_rows],
     )
 
 
