@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data import Boxes, Dataset
-from ..engine import Corners, overlap
+from ..geometry.iou import Corners, overlap
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -130,7 +130,7 @@ def pair_iou_segm(
     """Mask IoU of every detection with every ground truth of its group (detection-major,
     as :func:`expand_groups` lays pairs out); runs of detections sharing a group are sent to
     pycocotools together."""
-    from ..masks import group_iou
+    from ..geometry.masks import group_iou
 
     n_pairs = int(d_ng.sum())
     out = np.zeros(n_pairs, dtype=np.float64)
@@ -163,6 +163,25 @@ def pair_iou_segm(
     return out
 
 
+def group_pair_iou(
+    ds: Dataset,
+    iou_type: str,
+    d_rows: IntArray,
+    g_rows_sorted: IntArray,
+    pair_det: IntArray,
+    pair_g: IntArray,
+    d_gstart: IntArray,
+    d_ng: IntArray,
+) -> FloatArray:
+    """The similarity of every pair :func:`expand_groups` laid out, by the geometry
+    ``iou_type``: box IoU (``bbox``), mask IoU (``segm``) or rotated-box IoU (``obb``)."""
+    if iou_type == "segm":
+        return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng)
+    if iou_type == "obb":
+        return pair_iou_obb(ds, d_rows[pair_det], g_rows_sorted[pair_g])
+    return pair_iou_bbox(ds, d_rows[pair_det], g_rows_sorted[pair_g])
+
+
 def candidate_pairs(
     ds: Dataset,
     *,
@@ -187,12 +206,7 @@ def candidate_pairs(
     g_key = g_key_all[g_rows]
     d_key = group_keys(ds.pred, K, by_class=by_class)[d_rows]
     pair_det, pair_g, d_gstart, d_ng = expand_groups(d_key, g_key)
-    if iou_type == "segm":
-        iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
-    elif iou_type == "obb":
-        iou = pair_iou_obb(ds, d_rows[pair_det], g_rows[pair_g])
-    else:
-        iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_g])
+    iou = group_pair_iou(ds, iou_type, d_rows, g_rows, pair_det, pair_g, d_gstart, d_ng)
     keep = iou >= min_iou if min_iou > 0 else np.ones(iou.shape, dtype=bool)
     det = d_rows[pair_det[keep]]
     gt = g_rows[pair_g[keep]]

@@ -26,19 +26,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data import Dataset
-from ..evaluation import Evaluation
 from ..matching.greedy import greedy_match
-from ..matching.pairs import (
-    expand_groups,
-    group_keys,
-    pair_iou_bbox,
-    pair_iou_obb,
-    pair_iou_segm,
-    run_ranks,
-)
+from ..matching.pairs import expand_groups, group_keys, group_pair_iou, run_ranks
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import best_f1_threshold, operating_point
-from ..result import Matches, Result, clean
+from ..result import Evaluation, Matches, Result, clean
 from . import Protocol
 
 FloatArray = npt.NDArray[np.float64]
@@ -273,12 +265,9 @@ def run(
 
     # ---- candidate pairs: every detection with every ground truth of its group
     pair_det, pair_gt, d_gstart, d_ng = expand_groups(d_group, g_key)
-    if params.iou_type == "segm":
-        pair_iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
-    elif params.iou_type == "obb":
-        pair_iou = pair_iou_obb(ds, d_rows[pair_det], g_rows[pair_gt])
-    else:
-        pair_iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_gt])
+    pair_iou = group_pair_iou(
+        ds, params.iou_type, d_rows, g_rows, pair_det, pair_gt, d_gstart, d_ng
+    )
     del d_gstart, d_ng, d_group
 
     # ---- candidates: a pair below the lowest threshold can never match, and a detection
