@@ -569,6 +569,6 @@ def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bo
     """The registry's reader: a COCO JSON file (dataset or results list; ``-``: stdin)."""
     if path != "-" and os.path.isdir(path):
         raise InputError(path, None, "COCO input is a JSON file, not a folder")
-    side = load_coco(path, role=role, iou_type=opts.iou_type)
+    side = load_coco(path, role=role, iou_type=opts.iou_type, angle_unit=opts.angle_unit)
     side.read_paths = [path]
     return side

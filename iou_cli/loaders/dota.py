@@ -25,6 +25,7 @@ import numpy as np
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
 from ..geometry.obb import aabb, convex_quads, signed_area
+from ..options import LoadOptions
 from .files import is_readable_member, read_text
 
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
@@ -314,3 +315,18 @@ def load_dota_task1(path: str) -> Side:
         loc=lambda r: f"{file_names[int(lf[r])]}:{int(ll[r])}",
         read_paths=read_paths,
     )
+
+
+def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
+    """The registry's reader: ground truth from ``labelTxt`` files, predictions from a folder
+    of ``Task1_<class>.txt`` files."""
+    if role == "gt":
+        return load_dota_gt(path)
+    if not task1_files(path):
+        raise InputError(
+            path,
+            None,
+            "DOTA predictions are Task1_<class>.txt files (one per class: 'image score x1 y1 "
+            "... y4' lines); none here",
+        )
+    return load_dota_task1(path)

@@ -20,9 +20,18 @@ import numpy as np
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
 from ..geometry.obb import convex_quads, signed_area
+from ..options import LoadOptions
 from .files import read_text
 from .layout import Listing
-from .yolo import _listing_dir, find_names, label_files, read_names, to_pixels
+from .yolo import (
+    _listing_dir,
+    find_names,
+    label_files,
+    read_names,
+    to_pixels,
+    with_listing,
+    yolo_inputs,
+)
 
 _TOL = 0.02  # corners may reach this far past the image border (rounding, clipping)
 
@@ -152,7 +161,7 @@ def load_yolo_obb(
         )
     side = Side(
         path,
-        "yolo-obb",
+        "yolo",  # a YOLO layout (joined by class index as YOLO boxes are)
         Images(list(keys), list(keys), width, height),
         Categories(cat_ids, cat_names),
         boxes,
@@ -165,3 +174,18 @@ def load_yolo_obb(
     if n and bool(sized[boxes.image].all()):
         side = to_pixels(side, width, height)
     return side
+
+
+def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
+    """The registry's reader (``--iou-type obb`` on a YOLO layout, or ``--pred-format`` /
+    ``--gt-format yolo-obb``): YOLO layouts and ``--images`` as for boxes."""
+    listing, sizes = yolo_inputs(path, role=role, opts=opts)
+    side = load_yolo_obb(
+        path,
+        role=role,
+        names_file=opts.names_for(role),
+        sizes=sizes,
+        image_size=opts.image_size,
+        listing=listing,
+    )
+    return with_listing(side, listing)
