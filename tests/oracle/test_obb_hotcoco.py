@@ -15,6 +15,9 @@ from iou_cli import evaluate
 
 hotcoco = pytest.importorskip("hotcoco", reason="hotcoco is the COCO-on-OBB oracle (test extra)")
 
+# hotcoco says its OBB numbers have no reference to check against: we are checking them
+pytestmark = pytest.mark.filterwarnings("ignore:hotcoco. oriented-box evaluation")
+
 KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"]
 
 
