@@ -110,6 +110,7 @@ def run_dota(
         "all_point": bool(all_point),
         "score_thr": None if score_thr is None else float(score_thr),
         "matches": matches,
+        "iou_type": "obb",
     }
     return DotaEvaluation(
         protocol="dota",

@@ -95,3 +95,17 @@ def test_dota_refuses_axis_aligned_boxes() -> None:
     box, _ = scene(0)
     with pytest.raises(UsageError, match="dota"):
         evaluate_dataset(box, protocol="dota")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_analyses_on_axis_aligned_obb_equal_box_analyses(seed: int) -> None:
+    from iou_cli.analysis.run import AnalysisOptions, analyze
+
+    box, rot = scene(seed)
+    a = evaluate_dataset(box, protocol="coco", matches=True)
+    b = evaluate_dataset(rot, protocol="coco", iou_type="obb", matches=True)
+    opts = AnalysisOptions(tide=True, confusion=True, per_image=True)
+    analyze(a, opts)
+    analyze(b, opts)
+    assert a.extra["tide"] == b.extra["tide"]
+    assert a.extra["confusion"] == b.extra["confusion"]
