@@ -102,8 +102,12 @@ def polygon_area(corners: npt.ArrayLike) -> FloatArray:
 
 def _turns(q: FloatArray) -> FloatArray:
     """Cross product at each vertex of ``(N, 4, 2)`` quads (the turn direction)."""
-    e = q[:, [1, 2, 3, 0]] - q  # edge i: q_i -> q_{i+1}
-    ep = e[:, [3, 0, 1, 2]]  # edge into vertex i
+    e = np.empty_like(q)  # edge i: q_i -> q_{i+1}
+    e[:, :3] = q[:, 1:] - q[:, :3]
+    e[:, 3] = q[:, 0] - q[:, 3]
+    ep = np.empty_like(e)  # edge into vertex i
+    ep[:, 1:] = e[:, :3]
+    ep[:, 0] = e[:, 3]
     return ep[..., 0] * e[..., 1] - ep[..., 1] * e[..., 0]
 
 
@@ -264,12 +268,18 @@ def indexed_iou(
     ab = signed_area(qb) if area_b is None else np.asarray(area_b, dtype=np.float64)
     ba = aabb(qa) if box_a is None else box_a
     bb = aabb(qb) if box_b is None else box_b
-    pa, pb = ba[ia], bb[ib]
+    # pre-filter in stages on 1-D gathers (x first, y on the survivors): most pairs of a
+    # group are far apart, and whole-row gathers of every pair cost more than the test
     with np.errstate(invalid="ignore"):
-        touch = (np.minimum(pa[:, 2], pb[:, 2]) > np.maximum(pa[:, 0], pb[:, 0])) & (
-            np.minimum(pa[:, 3], pb[:, 3]) > np.maximum(pa[:, 1], pb[:, 1])
-        )
-        touch &= (aa[ia] > 0) & (ab[ib] > 0)
+        ok_a = aa > 0
+        ok_b = ab > 0
+        ax1, ax2 = np.where(ok_a, ba[:, 0], np.inf), ba[:, 2]
+        bx1, bx2 = np.where(ok_b, bb[:, 0], np.inf), bb[:, 2]
+        sel = np.flatnonzero(np.minimum(ax2[ia], bx2[ib]) > np.maximum(ax1[ia], bx1[ib]))
+        ja, jb = ia[sel], ib[sel]
+        touch_y = np.minimum(ba[ja, 3], bb[jb, 3]) > np.maximum(ba[ja, 1], bb[jb, 1])
+    touch = np.zeros(k, dtype=bool)
+    touch[sel[touch_y]] = True
     cand = np.flatnonzero(touch)
     for s in range(0, cand.shape[0], _CHUNK):
         c = cand[s : s + _CHUNK]

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
-from .coco_obb import obb_columns
+from .coco_obb import obb_arrays, obb_columns
 from .fastcoco import read_results
 from .jsonio import load_json, parse_json, read_bytes
 from .lvis import federated_columns
@@ -216,11 +216,11 @@ def load_coco(
     path: str, *, role: str, iou_type: str = "bbox", data: Any = None, angle_unit: str = "rad"
 ) -> Side:
     """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``."""
-    if data is None and role == "pred" and iou_type == "bbox" and not os.path.isdir(path):
+    if data is None and role == "pred" and iou_type in ("bbox", "obb") and not os.path.isdir(path):
         raw = read_bytes(path)
-        cols = read_results(raw)  # a plain results list straight to columns, else None
+        cols = read_results(raw, field=iou_type)  # a plain results list to columns, else None
         if cols is not None:
-            side = _results_side(path, _fast_columns(cols), len(cols["score"]))
+            side = _results_side(path, _fast_columns(cols, angle_unit), len(cols["score"]))
             if b'"file_name"' in raw:  # Ultralytics predictions.json: file_name on every row
                 _attach_file_names(side, parse_json(path, raw))
             return side
@@ -256,17 +256,21 @@ def load_coco(
     )
 
 
-def _fast_columns(cols: dict[str, np.ndarray]) -> dict[str, Any]:
+def _fast_columns(cols: dict[str, np.ndarray], angle_unit: str = "rad") -> dict[str, Any]:
     """The columns ``_records_to_columns`` makes, from :func:`fastcoco.read_results`'s."""
     img_codes, img_uniq = _id_column(cols["image_id"])
     cat_codes, cat_uniq = _id_column(cols["category_id"])
+    out: dict[str, Any] = {}
+    if "obb" in cols:  # rotated boxes: corners, their axis-aligned hull, w*h
+        out["obb"], out["bbox"], out["obb_area"] = obb_arrays(cols["obb"], angle_unit=angle_unit)
     return {
         "img_codes": img_codes,
         "img_uniq": img_uniq,
         "cat_codes": cat_codes,
         "cat_uniq": cat_uniq,
-        "bbox": cols["bbox"],
+        "bbox": cols.get("bbox"),
         "score": cols["score"],
+        **out,
     }
 
 

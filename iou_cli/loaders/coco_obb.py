@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, kind_of
-from ..geometry.obb import xywhr_to_corners
+from ..geometry.obb import aabb, xywhr_to_corners
 
 ANGLE_UNITS = ("rad", "deg")
 
@@ -53,18 +53,26 @@ def obb_columns(
     """``(corners (N, 8), axis-aligned xywh (N, 4), w*h (N,))`` of the records' ``obb``."""
     n = len(recs)
     try:
-        arr = np.array([r["obb"] for r in recs], dtype=np.float64) if n else np.zeros((0, 5))
-        ok = arr.shape == (n, 5) and bool(np.isfinite(arr).all()) and not (arr[:, 2:4] < 0).any()
-        ok = ok and all(type(x) in (int, float) for r in recs for x in r["obb"])
+        arr = np.array([r["obb"] for r in recs]) if n else np.zeros((0, 5))
+        ok = arr.dtype.kind in "iuf" and arr.shape == (n, 5)
+        arr = arr.astype(np.float64)
+        ok = ok and bool(np.isfinite(arr).all()) and not (arr[:, 2:4] < 0).any()
     except (KeyError, TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
         _locate(recs, path, prefix)
         raise InputError(path, prefix, "malformed obb fields")  # pragma: no cover
+    return obb_arrays(arr, angle_unit=angle_unit)
+
+
+def obb_arrays(
+    obb: np.ndarray, *, angle_unit: str = "rad"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(corners (N, 8), axis-aligned xywh (N, 4), w*h (N,))`` of ``(N, 5)`` obb rows."""
+    arr = np.array(obb, dtype=np.float64, copy=True).reshape(-1, 5)
     if angle_unit == "deg":
         arr[:, 4] = np.deg2rad(arr[:, 4])
     corners = xywhr_to_corners(arr)
-    xs, ys = corners[:, 0::2], corners[:, 1::2]
-    x1, y1 = xs.min(1), ys.min(1)
-    xywh = np.stack([x1, y1, xs.max(1) - x1, ys.max(1) - y1], axis=1)
+    box = aabb(corners.reshape(-1, 4, 2))
+    xywh = np.concatenate([box[:, :2], box[:, 2:] - box[:, :2]], axis=1)
     return corners, xywh, arr[:, 2] * arr[:, 3]
