@@ -180,3 +180,24 @@ def test_voc_folder_with_iou_type_obb_is_refused(
     pred = write_tree(tmp_path / "pred", {"a.txt": "0 0.1 0.1 0.5 0.1 0.5 0.3 0.1 0.3 0.9\n"})
     code, _, err = run([str(pred), str(gt), "--iou-type", "obb"], capsys)
     _one_error(code, err, "voc", "--iou-type obb needs DOTA txt")
+
+
+def test_iou_verb_rotated_boxes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    shapely = pytest.importorskip("shapely")
+    from shapely.geometry import Polygon
+
+    from iou_cli.geometry.obb import xywhr_to_corners
+
+    a, b = [100.0, 100.0, 40.0, 20.0, 0.5], [110.0, 100.0, 40.0, 20.0, 0.0]
+    code, out, err = run(
+        ["iou", ",".join(map(str, a)), ",".join(map(str, b)), "--box-format", "xywhr"], capsys
+    )
+    assert code == 0, err
+    pa, pb = (Polygon(xywhr_to_corners([v])[0].reshape(4, 2)) for v in (a, b))
+    ref = pa.intersection(pb).area / pa.union(pb).area
+    assert abs(float(out) - ref) <= 1e-9
+    assert shapely is not None
+    bad = tmp_path / "a.csv"
+    bad.write_text("x1,y1,x2,y2,x3,y3,x4,y4\n0,0,1,0,1,1,0,1\n0,0,1,0,1,1,0\n")
+    code, _, err = run(["iou", str(bad), str(bad), "--box-format", "corners"], capsys)
+    _one_error(code, err, "a.csv:3", "expected 8 finite numbers")
