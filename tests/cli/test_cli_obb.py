@@ -201,3 +201,15 @@ def test_iou_verb_rotated_boxes(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     bad.write_text("x1,y1,x2,y2,x3,y3,x4,y4\n0,0,1,0,1,1,0,1\n0,0,1,0,1,1,0\n")
     code, _, err = run(["iou", str(bad), str(bad), "--box-format", "corners"], capsys)
     _one_error(code, err, "a.csv:3", "expected 8 finite numbers")
+
+
+def test_non_convex_quadrilateral_warns_with_count(
+    capsys: pytest.CaptureFixture[str], dota: tuple[Path, Path]
+) -> None:
+    pred, gt = dota
+    with open(gt / "P0002.txt", "a") as f:
+        f.write("0 0 10 10 10 0 0 10 plane 0\n40 40 50 40 45 42 50 50 plane 0\n")  # bow tie, dent
+    code, out, err = run([str(pred), str(gt), "--protocol", "dota", "-o", "json"], capsys)
+    assert code == 0, err
+    assert "2 quadrilateral(s) are not convex" in err
+    assert "convex hull" in json.dumps(json.loads(out)["meta"]["warnings"])
