@@ -78,6 +78,7 @@ class DotaEvaluation(VocEvaluation):
         p = self.params
         params: dict[str, Any] = {
             "protocol": self.protocol,
+            "iou_type": "obb",
             "iou_thr": self.iou_thr,
             "iou_rule": "IoU > iou_thr (strict, as the devkit)",
             "ap": "all-point" if p.get("all_point") else "VOC2007 11-point",
