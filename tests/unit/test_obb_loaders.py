@@ -176,3 +176,24 @@ def test_coco_obb_bad_records(tmp_path: Path, ann: dict, where: str, message: st
         load_coco(str(f), role="gt", iou_type="obb")
     assert e.value.where == where
     assert message in e.value.reason
+
+
+def test_task1_bulk_and_line_readers_agree(tmp_path: Path) -> None:
+    """The bulk reader (pandas, round-trip floats) and the line reader (a blank line sends a
+    file there) give the same numbers, each equal to float() of the text."""
+    rows = [
+        "P1 0.1000000000000000055511151231257827 1e2 -0 3.25 4 5 6 7 8",
+        "0042 0.3 1.0000000000000002 2 3 4 5 6 7 8.000000000000001",
+        "P1 1 1 2 3 4 5 6 7 8",
+    ]
+    write(tmp_path / "a" / "Task1_ship.txt", "\n".join(rows) + "\n")
+    write(tmp_path / "b" / "Task1_ship.txt", "\n".join(rows[:2]) + "\n\n" + rows[2] + "\n")
+    a = load_dota_task1(str(tmp_path / "a"))
+    b = load_dota_task1(str(tmp_path / "b"))
+    ref = np.array([[float(v) for v in r.split()[1:]] for r in rows])
+    for side in (a, b):
+        assert side.boxes.obb is not None
+        np.testing.assert_array_equal(np.column_stack([side.boxes.score, side.boxes.obb]), ref)
+        assert side.images.keys == ["P1", "0042"]
+    assert b.locator is not None and b.locator(2) == "Task1_ship.txt:4"
+    assert a.locator is not None and a.locator(2) == "Task1_ship.txt:3"
