@@ -295,19 +295,6 @@ def indexed_iou(
     return out
 
 
-def paired_quad_iou(
-    qa: FloatArray,
-    qb: FloatArray,
-    *,
-    area_a: FloatArray | None = None,
-    area_b: FloatArray | None = None,
-    crowd: BoolArray | None = None,
-) -> FloatArray:
-    """IoU of aligned rows of convex counter-clockwise quads (see :func:`indexed_iou`)."""
-    idx = np.arange(qa.shape[0], dtype=np.int64)
-    return indexed_iou(qa, qb, idx, idx, area_a=area_a, area_b=area_b, crowd=crowd)
-
-
 def obb_iou(
     a: npt.ArrayLike, b: npt.ArrayLike, *, crowd: npt.ArrayLike | None = None
 ) -> FloatArray:

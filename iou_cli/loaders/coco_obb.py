@@ -11,8 +11,6 @@ import numpy as np
 from ..errors import InputError, kind_of
 from ..geometry.obb import aabb, xywhr_to_corners
 
-ANGLE_UNITS = ("rad", "deg")
-
 
 def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
