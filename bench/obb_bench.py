@@ -326,7 +326,7 @@ def main() -> None:
             + [abs(ours_ap[c] - loop_ap[c]) for c in loop_ap if ours_ap.get(c) is not None]
         )
         d_stats = max(
-            abs(a - b)
+            abs((-1.0 if a is None else a) - b)  # undefined: null here, -1 in hotcoco
             for a, b in zip(
                 results["coco-obb"][3]["stats"], results["hotcoco"][3]["stats"], strict=True
             )
