@@ -26,6 +26,7 @@ _LAZY = {
     "xywhr_to_corners": ("geometry.obb", "xywhr_to_corners"),
     "corners_to_xywhr": ("geometry.obb", "corners_to_xywhr"),
     "label_iou": ("tasks.labels", "label_iou"),
+    "evaluate_panoptic": ("tasks.panoptic", "evaluate_panoptic"),
     "evaluate": ("api", "evaluate"),
     "load": ("api", "load"),
     "IouEvalError": ("errors", "IouEvalError"),
