@@ -250,3 +250,18 @@ def test_iou_exactly_half_is_not_a_hit() -> None:
     pred2 = [3.9, 0.0, 15.9, 0.0, 15.9, 10.0, 3.9, 10.0]
     ds2 = to_dataset(["P0"], ["plane"], {"P0": [(gt, "plane", 0)]}, {"plane": [("P0", 0.9, pred2)]})
     assert math.isclose(run_dota(ds2).result().per_class[0]["AP"], 1.0, abs_tol=1e-12)
+
+
+@pytest.mark.slow
+def test_many_random_scenes_match_devkit_loop() -> None:
+    """`make test-slow`: 150 more scenes, both AP rules."""
+    for seed in range(100, 250):
+        images, classes, gts, dets = random_scene(seed)
+        ds = to_dataset(images, classes, gts, dets)
+        for all_point in (False, True):
+            res = run_dota(ds, all_point=all_point).result()
+            for k, c in enumerate(classes):
+                if res.per_class[k]["AP"] is None:
+                    continue
+                ref = devkit_eval(images, gts, dets, c, use_07=not all_point)
+                assert abs(res.per_class[k]["AP"] - ref) <= 1e-12, (seed, c)

@@ -234,3 +234,18 @@ def test_rigid_motion_and_scale_leave_iou_unchanged() -> None:
         r = s * np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
         moved = obb_iou((a @ r.T + t).reshape(-1, 8), (b @ r.T + t).reshape(-1, 8))
         assert np.abs(moved - base).max() <= EPS
+
+
+@pytest.mark.slow
+def test_many_random_pairs_match_shapely() -> None:
+    """`make test-slow`: 40,000 pairs of rotated rectangles and 10,000 arbitrary quads."""
+    rng = np.random.default_rng(9)
+    a = xywhr_to_corners(rand_boxes(rng, 200))
+    b = xywhr_to_corners(rand_boxes(rng, 200))
+    assert np.abs(obb_iou(a, b) - shapely_iou(a, b)).max() <= EPS
+    centre = rng.uniform(0, 60, (200, 1, 2))
+    quads = (centre + rng.uniform(-15, 15, (200, 4, 2))).reshape(-1, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ObbWarning)
+        ours = obb_iou(quads[:100], quads[100:])
+    assert np.abs(ours - shapely_iou(quads[:100], quads[100:])).max() <= EPS
