@@ -71,6 +71,19 @@ def _txt_files(path: str, what: str) -> tuple[str, list[str]]:
     return base, files
 
 
+def _plain_quad(parts: list[str]) -> list[float] | None:
+    """The corners of a well-formed object line, or None (the checks then say why not)."""
+    if len(parts) not in (9, 10) or (len(parts) == 10 and parts[9] not in ("0", "1")):
+        return None
+    try:
+        quad = [float(p) for p in parts[:8]]
+    except ValueError:
+        return None
+    if not math.isfinite(sum(quad)) or _is_number(parts[8]):
+        return None
+    return quad
+
+
 def is_dota_gt_line(line: str) -> bool:
     """A DOTA ground-truth object line: 8 numbers, a category, an optional flag."""
     parts = line.split()
@@ -170,6 +183,14 @@ def load_dota_gt(path: str) -> Side:
             if header and _HEADER.match(line.strip()):
                 continue
             header = False
+            quad = _plain_quad(parts)
+            if quad is not None:  # the usual line: 8 finite numbers, a category, 0 or 1
+                corners.append(quad)
+                cat.append(cat_index.setdefault(parts[8], len(cat_index)))
+                img.append(k)
+                diff.append(len(parts) == 10 and parts[9] == "1")
+                loc.append((rel, ln))
+                continue
             lead = next((k for k, p in enumerate(parts) if not _is_number(p)), len(parts))
             if lead != 8 or len(parts) not in (9, 10):
                 got = (
