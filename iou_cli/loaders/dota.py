@@ -122,8 +122,8 @@ def _side(
     keys: list[str],
     names: list[str],
     corners: list[list[float]] | np.ndarray,
-    img: list[int],
-    cat: list[int],
+    img: list[int] | np.ndarray,
+    cat: list[int] | np.ndarray,
     *,
     score: list[float] | np.ndarray | None,
     difficult: list[bool] | None,
@@ -229,14 +229,12 @@ def load_dota_gt(path: str) -> Side:
     )
 
 
-_BLANK = re.compile(r"^[ \t\r]*$", re.MULTILINE)
-
-
-def _task1_table(text: str) -> tuple[list[str], np.ndarray, np.ndarray] | None:
-    """A Task1 file without blank lines, parsed by pandas' C reader (several times faster than
-    splitting lines here); None for anything unusual (the stricter readers decide)."""
+def _task1_table(text: str) -> tuple[np.ndarray, list[str], np.ndarray] | None:
+    """A plain Task1 file (every line ``image`` + 9 finite numbers, no blank line) parsed by
+    pandas' C reader, several times faster than splitting lines here: (image codes, their
+    names, values). None for anything else: the line reader then says what is wrong where."""
     body = text[:-1] if text.endswith("\n") else text
-    if not body or _BLANK.search(body):
+    if not body:
         return None
     import io
 
@@ -256,31 +254,45 @@ def _task1_table(text: str) -> tuple[list[str], np.ndarray, np.ndarray] | None:
         )
     except (ValueError, pd.errors.ParserError):
         return None
-    if df.shape[1] != 10 or not all(df[k].dtype == np.float64 for k in range(1, 10)):
+    # a skipped blank line would shift every later line number: the line reader takes those
+    if df.shape != (body.count("\n") + 1, 10):
+        return None
+    if not all(df[k].dtype == np.float64 for k in range(1, 10)):
         return None
     values = df.iloc[:, 1:].to_numpy(dtype=np.float64)
     if not np.isfinite(values).all():
         return None
-    n = values.shape[0]
-    return df[0].astype(str).tolist(), values, np.arange(1, n + 1, dtype=np.int64)
+    codes, uniques = pd.factorize(df[0].astype(str))
+    return codes.astype(np.int64), [str(u) for u in uniques], values
 
 
-def _task1_fast(lines: list[str]) -> tuple[list[str], np.ndarray, np.ndarray] | None:
-    """Every line ``image`` + 9 finite numbers, parsed in bulk: (images, values, line
-    numbers); None when any line is not (the line-by-line reader then says which)."""
-    numbered = [(ln, line.split(None, 1)) for ln, line in enumerate(lines, 1) if line.strip()]
-    if not numbered:
-        return [], np.zeros((0, 9)), np.zeros(0, dtype=np.int64)
-    if any(len(p) != 2 for _, p in numbered):
-        return None
-    try:
-        values = np.loadtxt([p[1] for _, p in numbered], ndmin=2, comments=None, dtype=np.float64)
-    except ValueError:
-        return None
-    if values.shape != (len(numbered), 9) or not np.isfinite(values).all():
-        return None
-    rows = np.fromiter((ln for ln, _ in numbered), dtype=np.int64, count=len(numbered))
-    return [p[0] for _, p in numbered], values, rows
+def _task1_lines(text: str, file: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """A Task1 file line by line: (image of each row, values, line numbers); a bad line is
+    an :class:`InputError` at its line."""
+    images: list[str] = []
+    rows: list[list[float]] = []
+    lines: list[int] = []
+    for ln, line in enumerate(text.split("\n"), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 10:
+            raise InputError(
+                file,
+                ln,
+                f"expected 'image score x1 y1 x2 y2 x3 y3 x4 y4' (10 fields), got {len(parts)}",
+            )
+        try:
+            s = float(parts[1])
+        except ValueError:
+            raise InputError(file, ln, f"score: expected a number, got {parts[1][:20]!r}") from None
+        if not math.isfinite(s):
+            raise InputError(file, ln, f"score: expected a finite number, got {parts[1]!r}")
+        rows.append([s, *_corners(parts[2:], file, ln)])
+        images.append(parts[0])
+        lines.append(ln)
+    n = len(rows)
+    return images, np.asarray(rows, dtype=np.float64).reshape(n, 9), np.asarray(lines, np.int64)
 
 
 def task1_files(path: str) -> list[tuple[str, str]]:
@@ -304,77 +316,43 @@ def load_dota_task1(path: str) -> Side:
     single = not os.path.isdir(path)
     base = os.path.dirname(path) if single else path
     key_index: dict[str, int] = {}
-    names: list[str] = []
-    corners: list[list[float]] = []  # score + 8 corners, lines read one by one
-    slow_lines: list[int] = []
     blocks: list[np.ndarray] = []  # per file: (rows, 9) score + corners
-    img: list[int] = []
-    cat: list[int] = []
-    loc_file: list[np.ndarray] = []
-    loc_line: list[np.ndarray] = []
+    img: list[np.ndarray] = []
+    line_no: list[np.ndarray] = []
     read_paths = []
-    for cname, name in files:
+    for name in (n for _, n in files):
         file = os.path.join(base, name)
         read_paths.append(file)
-        c = len(names)
-        names.append(cname)
         text = read_text(file, member=not single)
-        fast = _task1_table(text)
-        lines = text.split("\n")
-        if fast is None:
-            if lines and lines[-1] == "":
-                lines.pop()
-            fast = _task1_fast(lines)
-        if fast is not None:
-            names_col, values, line_no = fast
-            img.extend(key_index.setdefault(im, len(key_index)) for im in names_col)
-            blocks.append(values)
-            cat.extend([c] * len(names_col))
-            loc_file.append(np.full(len(names_col), len(names) - 1, dtype=np.int64))
-            loc_line.append(line_no)
-            continue
-        rows_before = len(corners)
-        for ln, line in enumerate(lines, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 10:
-                raise InputError(
-                    file,
-                    ln,
-                    f"expected 'image score x1 y1 x2 y2 x3 y3 x4 y4' (10 fields), got {len(parts)}",
-                )
-            try:
-                s = float(parts[1])
-            except ValueError:
-                raise InputError(
-                    file, ln, f"score: expected a number, got {parts[1][:20]!r}"
-                ) from None
-            if not math.isfinite(s):
-                raise InputError(file, ln, f"score: expected a finite number, got {parts[1]!r}")
-            corners.append([s, *_corners(parts[2:], file, ln)])
-            img.append(key_index.setdefault(parts[0], len(key_index)))
-            cat.append(c)
-            slow_lines.append(ln)
-        n_slow = len(corners) - rows_before
-        blocks.append(np.asarray(corners[rows_before:], dtype=np.float64).reshape(n_slow, 9))
-        loc_file.append(np.full(n_slow, len(names) - 1, dtype=np.int64))
-        loc_line.append(np.asarray(slow_lines[-n_slow:] if n_slow else [], dtype=np.int64))
+        table = _task1_table(text)
+        if table is not None:
+            codes, uniques, values = table
+            rows = np.arange(1, values.shape[0] + 1, dtype=np.int64)
+        else:
+            images, values, rows = _task1_lines(text, file)
+            uniques = list(dict.fromkeys(images))
+            local = {u: i for i, u in enumerate(uniques)}
+            codes = np.asarray([local[im] for im in images], dtype=np.int64)
+        to_global = [key_index.setdefault(u, len(key_index)) for u in uniques]
+        img.append(np.asarray(to_global, dtype=np.int64)[codes])
+        blocks.append(values)
+        line_no.append(rows)
+    counts = [b.shape[0] for b in blocks]
     vals = np.concatenate(blocks) if blocks else np.zeros((0, 9))
-    lf = np.concatenate(loc_file) if loc_file else np.zeros(0, dtype=np.int64)
-    ll = np.concatenate(loc_line) if loc_line else np.zeros(0, dtype=np.int64)
+    cat = np.repeat(np.arange(len(files), dtype=np.int64), counts)
+    ll = np.concatenate(line_no) if line_no else np.zeros(0, dtype=np.int64)
     file_names = [name for _, name in files]
     return _side(
         path,
         "dota-task1",
         list(key_index),
-        names,
+        [cname for cname, _ in files],
         vals[:, 1:],
-        img,
+        np.concatenate(img) if img else np.zeros(0, dtype=np.int64),
         cat,
         score=vals[:, 0],
         difficult=None,
-        loc=lambda r: f"{file_names[int(lf[r])]}:{int(ll[r])}",
+        loc=lambda r: f"{file_names[int(cat[r])]}:{int(ll[r])}",
         read_paths=read_paths,
     )
 
