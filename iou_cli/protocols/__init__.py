@@ -29,6 +29,7 @@ _MODULES = {
     "voc": "voc",
     "voc07": "voc",
     "lvis": "lvis",
+    "dota": "dota",
     "ultralytics": "ultralytics",
 }
 
