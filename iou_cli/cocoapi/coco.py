@@ -52,7 +52,7 @@ class COCO:
         self.dataset = data
         self.createIndex()
 
-    def createIndex(self) -> None:  # noqa: N802 (pycocotools' name)
+    def createIndex(self) -> None:
         anns: dict[Any, dict[str, Any]] = {}
         cats: dict[Any, dict[str, Any]] = {}
         imgs: dict[Any, dict[str, Any]] = {}
@@ -80,11 +80,11 @@ class COCO:
         info: dict[str, Any] = self.dataset.get("info", {})
         return info
 
-    def getAnnIds(  # noqa: N802
+    def getAnnIds(
         self,
-        imgIds: Any = (),  # noqa: N803
-        catIds: Any = (),  # noqa: N803
-        areaRng: Any = (),  # noqa: N803
+        imgIds: Any = (),
+        catIds: Any = (),
+        areaRng: Any = (),
         iscrowd: bool | None = None,
     ) -> list[Any]:
         img_ids, cat_ids, area_rng = _ids(imgIds), _ids(catIds), _ids(areaRng)
@@ -102,7 +102,7 @@ class COCO:
             return [a["id"] for a in anns if a["iscrowd"] == iscrowd]
         return [a["id"] for a in anns]
 
-    def getCatIds(self, catNms: Any = (), supNms: Any = (), catIds: Any = ()) -> list[Any]:  # noqa: N802, N803
+    def getCatIds(self, catNms: Any = (), supNms: Any = (), catIds: Any = ()) -> list[Any]:
         names, sups, ids = _ids(catNms), _ids(supNms), _ids(catIds)
         cats = list(self.dataset.get("categories", []))
         if names:
@@ -113,7 +113,7 @@ class COCO:
             cats = [c for c in cats if c["id"] in ids]
         return [c["id"] for c in cats]
 
-    def getImgIds(self, imgIds: Any = (), catIds: Any = ()) -> list[Any]:  # noqa: N802, N803
+    def getImgIds(self, imgIds: Any = (), catIds: Any = ()) -> list[Any]:
         img_ids, cat_ids = _ids(imgIds), _ids(catIds)
         if not img_ids and not cat_ids:
             return list(self.imgs.keys())
@@ -125,16 +125,16 @@ class COCO:
                 ids &= set(self.catToImgs[cat])
         return list(ids)
 
-    def loadAnns(self, ids: Any = ()) -> list[dict[str, Any]]:  # noqa: N802
+    def loadAnns(self, ids: Any = ()) -> list[dict[str, Any]]:
         return [self.anns[i] for i in _ids(ids)]
 
-    def loadCats(self, ids: Any = ()) -> list[dict[str, Any]]:  # noqa: N802
+    def loadCats(self, ids: Any = ()) -> list[dict[str, Any]]:
         return [self.cats[i] for i in _ids(ids)]
 
-    def loadImgs(self, ids: Any = ()) -> list[dict[str, Any]]:  # noqa: N802
+    def loadImgs(self, ids: Any = ()) -> list[dict[str, Any]]:
         return [self.imgs[i] for i in _ids(ids)]
 
-    def loadRes(self, resFile: Any) -> COCO:  # noqa: N802, N803
+    def loadRes(self, resFile: Any) -> COCO:
         """Results (a path, a list of result dicts, or an (N, 7) array) as a ``COCO``.
 
         As pycocotools: the images are the ground truth's, the categories copied; bbox
@@ -145,7 +145,7 @@ class COCO:
         """
         return load_results(self, resFile)
 
-    def loadNumpyAnnotations(self, data: Any) -> list[dict[str, Any]]:  # noqa: N802
+    def loadNumpyAnnotations(self, data: Any) -> list[dict[str, Any]]:
         """Rows ``[image_id, x, y, w, h, score, category_id]`` as result dicts."""
         arr = np.asarray(data)
         if arr.ndim != 2 or arr.shape[1] != 7:
@@ -160,10 +160,10 @@ class COCO:
             for r in arr
         ]
 
-    def annToRLE(self, ann: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+    def annToRLE(self, ann: dict[str, Any]) -> dict[str, Any]:
         return ann_to_rle(self, ann)
 
-    def annToMask(self, ann: dict[str, Any]) -> np.ndarray:  # noqa: N802
+    def annToMask(self, ann: dict[str, Any]) -> np.ndarray:
         from pycocotools import mask as mask_utils
 
         return np.asarray(mask_utils.decode(self.annToRLE(ann)))
@@ -196,7 +196,7 @@ def load_results(gt: Any, res: Any) -> COCO:
         except (OSError, ValueError) as exc:
             raise InputError(path, None, f"cannot read a results JSON file: {exc}") from exc
     elif isinstance(res, np.ndarray):
-        anns = COCO.loadNumpyAnnotations(gt, res)  # type: ignore[arg-type]
+        anns = COCO.loadNumpyAnnotations(gt, res)
     else:
         anns = res
     if not isinstance(anns, list):

@@ -24,30 +24,35 @@ from .scene import Scene, build_scene
 class Params:
     """pycocotools' ``Params`` for ``bbox`` and ``segm`` (same attribute names and defaults)."""
 
-    def __init__(self, iouType: str = "segm") -> None:  # noqa: N803
+    def __init__(self, iouType: str = "segm") -> None:
         if iouType not in ("bbox", "segm"):
             raise UsageError(f"iouType {iouType!r} is not supported (bbox or segm)")
-        self.iouType = iouType  # noqa: N815
-        self.imgIds: list[Any] = []  # noqa: N815
-        self.catIds: list[Any] = []  # noqa: N815
-        self.iouThrs = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)  # noqa: N815
-        self.recThrs = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)  # noqa: N815
-        self.maxDets = [1, 10, 100]  # noqa: N815
-        self.areaRng = [[0**2, 1e5**2], [0**2, 32**2], [32**2, 96**2], [96**2, 1e5**2]]  # noqa: N815
-        self.areaRngLbl = ["all", "small", "medium", "large"]  # noqa: N815
-        self.useCats = 1  # noqa: N815
+        self.iouType = iouType
+        self.imgIds: list[Any] = []
+        self.catIds: list[Any] = []
+        self.iouThrs = np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
+        self.recThrs = np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+        self.maxDets = [1, 10, 100]
+        self.areaRng: list[list[float]] = [
+            [0**2, 1e5**2],
+            [0**2, 32**2],
+            [32**2, 96**2],
+            [96**2, 1e5**2],
+        ]
+        self.areaRngLbl = ["all", "small", "medium", "large"]
+        self.useCats = 1
 
 
 class COCOeval:
     """pycocotools' ``COCOeval(cocoGt, cocoDt, iouType)``; either COCO class is accepted."""
 
-    def __init__(self, cocoGt: Any = None, cocoDt: Any = None, iouType: str = "segm") -> None:  # noqa: N803
-        self.cocoGt = cocoGt  # noqa: N815
-        self.cocoDt = cocoDt  # noqa: N815
+    def __init__(self, cocoGt: Any = None, cocoDt: Any = None, iouType: str = "segm") -> None:
+        self.cocoGt = cocoGt
+        self.cocoDt = cocoDt
         self.params = Params(iouType)
         self.eval: dict[str, Any] = {}
         self.stats: np.ndarray = np.zeros(0)
-        self._paramsEval: Params | None = None  # noqa: N815
+        self._paramsEval: Params | None = None
         self._run: CocoEvaluation | None = None
         self._scene: Scene | None = None
         self._records: list[Any] | None = None
@@ -91,7 +96,7 @@ class COCOeval:
         self._paramsEval = copy.deepcopy(p)
 
     @property
-    def evalImgs(self) -> list[Any]:  # noqa: N802
+    def evalImgs(self) -> list[Any]:
         """pycocotools' per-image records (built on first access; see :mod:`.records`)."""
         if self._records is None:
             if self._run is None or self._scene is None or self._paramsEval is None:
@@ -100,7 +105,7 @@ class COCOeval:
         return self._records
 
     @evalImgs.setter
-    def evalImgs(self, records: list[Any]) -> None:  # noqa: N802
+    def evalImgs(self, records: list[Any]) -> None:
         self._records = list(records)
         self._assigned = True
 
@@ -129,7 +134,9 @@ class COCOeval:
         }
 
     # -- summarize ---------------------------------------------------------------------
-    def _one(self, ap: bool, iou_thr: float | None = None, area: str = "all", max_det: int = 100) -> float:
+    def _one(
+        self, ap: bool, iou_thr: float | None = None, area: str = "all", max_det: int = 100
+    ) -> float:
         p = self.params
         line = " {:<18} {} @[ IoU={:<9} | area={:>6s} | maxDets={:>3d} ] = {:0.3f}"
         title = "Average Precision" if ap else "Average Recall"

@@ -48,7 +48,9 @@ def build_records(ev: CocoEvaluation, scene: Scene, params: Any) -> list[dict[st
         for key in keys.tolist():
             k, i = divmod(int(key), n_img)
             dpos = d_order[np.searchsorted(d_sorted, key) : np.searchsorted(d_sorted, key, "right")]
-            grows = g_order[np.searchsorted(g_sorted, key) : np.searchsorted(g_sorted, key, "right")]
+            grows = g_order[
+                np.searchsorted(g_sorted, key) : np.searchsorted(g_sorted, key, "right")
+            ]
             g_ign = ~table.gt_counts[grows]
             gperm = np.argsort(g_ign, kind="stable")
             grows, g_ign = grows[gperm], g_ign[gperm]

@@ -77,7 +77,9 @@ def test_equals_pycocotools(iou_type: str, variant: str) -> None:
         p_gt, p_dt = pycoco_objects(gt, dets)
         ref, ref_text = _run(RefEval, p_gt, p_dt, iou_type, variant, seed)
         ours_gt = COCO(copy.deepcopy(gt))
-        ours, text = _run(COCOeval, ours_gt, ours_gt.loadRes(copy.deepcopy(dets)), iou_type, variant, seed)
+        ours, text = _run(
+            COCOeval, ours_gt, ours_gt.loadRes(copy.deepcopy(dets)), iou_type, variant, seed
+        )
         for key in ("precision", "recall", "scores"):
             assert np.array_equal(ours.eval[key], ref.eval[key]), (seed, key)
         assert ours.eval["counts"] == ref.eval["counts"]
