@@ -58,9 +58,13 @@ def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
             return f"[{j}]: polygon with an odd number of coordinates ({len(poly)})"
         if len(poly) < 6:
             return f"[{j}]: polygon with {len(poly) // 2} points, expected >= 3"
-        if set(map(type, poly)) <= _PLAIN and all(map(math.isfinite, poly)):
-            if -reach <= min(poly) and max(poly) <= reach:
-                continue  # the common case, checked at C speed
+        if (
+            set(map(type, poly)) <= _PLAIN
+            and all(map(math.isfinite, poly))
+            and -reach <= min(poly)
+            and max(poly) <= reach
+        ):
+            continue  # the common case, checked at C speed
         if not all(_is_num(v) for v in poly):
             bad = next(i for i, v in enumerate(poly) if not _is_num(v))
             return f"[{j}][{bad}]: expected a finite number, got {kind_of(poly[bad])}"

@@ -464,7 +464,10 @@ def test_strings_ok_in_batches_across_chunks(monkeypatch: pytest.MonkeyPatch) ->
             s.extend(b"ooo")
         strings.append(bytes(s))
         pixels.append(h * w + (int(rng.integers(-1, 2)) if rng.random() < 0.1 else 0))
-    want = [explain_string(s, p, 1) == "malformed RLE counts" for s, p in zip(strings, pixels)]
+    want = [
+        explain_string(s, p, 1) == "malformed RLE counts"
+        for s, p in zip(strings, pixels, strict=True)
+    ]
     for chunk in (7, 50, 1 << 16):
         monkeypatch.setattr(rle, "_CHUNK_CHARS", chunk)
         assert strings_ok(strings, pixels).tolist() == want
