@@ -40,6 +40,10 @@ class COCO:
             return
         if isinstance(annotation_file, dict):
             data = annotation_file
+        elif not isinstance(annotation_file, (str, Path)):
+            raise InputError(
+                None, None, f"expected a path or a COCO dict, got {kind_of(annotation_file)}"
+            )
         else:
             self._path = str(annotation_file)
             try:
