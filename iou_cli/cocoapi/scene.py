@@ -29,18 +29,38 @@ class Scene:
     cat_ids: list[Any]  # the K axis (``[-1]`` without useCats)
 
 
-def _select(coco: Any, img_ids: list[Any], cat_pos: dict[Any, int]) -> list[dict[str, Any]]:
-    """Annotations of ``img_ids`` whose category is in ``cat_pos``: image order, then
-    ``cat_pos`` order, then file order."""
-    out: list[tuple[int, int, int, dict[str, Any]]] = []
+def _select(
+    coco: Any, img_ids: list[Any], cat_pos: dict[Any, int], by_cat: bool
+) -> list[dict[str, Any]]:
+    """Annotations of ``img_ids`` whose category is in ``cat_pos``: image order, then (when
+    ``by_cat``: without useCats) ``cat_pos`` order, then file order."""
     index = coco.imgToAnns
-    for n, img in enumerate(img_ids):
-        for j, ann in enumerate(index.get(img, ())):
-            pos = cat_pos.get(ann.get("category_id"))
-            if pos is not None:
-                out.append((n, pos, j, ann))
-    out.sort(key=lambda r: (r[0], r[1], r[2]))
-    return [r[3] for r in out]
+    out: list[dict[str, Any]] = []
+    for img in img_ids:
+        anns = index.get(img)
+        if not anns:
+            continue
+        mine = [a for a in anns if a.get("category_id") in cat_pos]
+        if by_cat and len(mine) > 1:
+            mine.sort(key=lambda a: cat_pos[a["category_id"]])  # stable: file order kept
+        out.extend(mine)
+    return out
+
+
+def _bbox(anns: list[dict[str, Any]]) -> np.ndarray:
+    """(N, 4) x, y, w, h; NaN rows where a record has no 4-number bbox."""
+    try:
+        arr = np.array([a["bbox"] for a in anns], dtype=np.float64)
+        if arr.shape == (len(anns), 4):
+            return arr
+    except (KeyError, TypeError, ValueError):
+        pass
+    out = np.full((len(anns), 4), np.nan)
+    for i, a in enumerate(anns):
+        bb = a.get("bbox")
+        if bb is not None and len(bb) == 4:
+            out[i] = bb
+    return out
 
 
 def _boxes(
@@ -52,11 +72,7 @@ def _boxes(
     scores: bool,
 ) -> Boxes:
     n = len(anns)
-    bbox = np.full((n, 4), np.nan)
-    for i, a in enumerate(anns):
-        bb = a.get("bbox")
-        if bb is not None and len(bb) == 4:
-            bbox[i] = bb
+    bbox = _bbox(anns) if n else np.zeros((0, 4))
     x, y, w, h = bbox.T
     xyxy = np.stack([x, y, x + w, y + h], axis=1)
     box_area = w * h
@@ -67,9 +83,11 @@ def _boxes(
         xyxy,
         box_area=box_area,
         area=area,
-        image=np.array([img_pos[a["image_id"]] for a in anns], dtype=np.int64),
-        category=np.array(
-            [0 if cat_of is None else cat_of[a["category_id"]] for a in anns], dtype=np.int64
+        image=np.fromiter((img_pos[a["image_id"]] for a in anns), dtype=np.int64, count=n),
+        category=np.fromiter(
+            (0 if cat_of is None else cat_of[a["category_id"]] for a in anns),
+            dtype=np.int64,
+            count=n,
         ),
         score=np.array([a["score"] for a in anns], dtype=np.float64) if scores else None,
         iscrowd=np.array([bool(a.get("iscrowd", 0)) for a in anns], dtype=bool),
@@ -88,8 +106,8 @@ def build_scene(gt: Any, dt: Any, params: Any) -> Scene:
     cat_ids = list(params.catIds) if params.useCats else [-1]
     cat_of = {c: n for n, c in enumerate(params.catIds)} if params.useCats else None
     segm = params.iouType == "segm"
-    gts = _select(gt, img_ids, cat_pos)
-    dts = _select(dt, img_ids, cat_pos)
+    gts = _select(gt, img_ids, cat_pos, not params.useCats)
+    dts = _select(dt, img_ids, cat_pos, not params.useCats)
     width = np.array([gt.imgs.get(i, {}).get("width", np.nan) for i in img_ids], dtype=float)
     height = np.array([gt.imgs.get(i, {}).get("height", np.nan) for i in img_ids], dtype=float)
     ds = Dataset(
