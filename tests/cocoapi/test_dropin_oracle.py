@@ -133,3 +133,23 @@ def test_segm_load_res_and_masks_match_pycocotools() -> None:
         assert np.array_equal(ann["bbox"], ref["bbox"])
     for ann in gt["annotations"][:20]:
         assert np.array_equal(ours.annToMask(ann), p_gt.annToMask(ann))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("iou_type", ["bbox", "segm"])
+def test_equals_pycocotools_many_scenes(iou_type: str) -> None:
+    """40 more scenes per iou type, every variant (``make test-slow``)."""
+    from pycocotools.cocoeval import COCOeval as RefEval
+
+    for seed in range(100, 140):
+        gt, dets = scene(seed, iou_type)
+        p_gt, p_dt = pycoco_objects(gt, dets)
+        ours_gt = COCO(copy.deepcopy(gt))
+        ours_dt = ours_gt.loadRes(copy.deepcopy(dets))
+        variant = list(VARIANTS)[seed % len(VARIANTS)]
+        ref, ref_text = _run(RefEval, p_gt, p_dt, iou_type, variant, seed)
+        ours, text = _run(COCOeval, ours_gt, ours_dt, iou_type, variant, seed)
+        for key in ("precision", "recall", "scores"):
+            assert np.array_equal(ours.eval[key], ref.eval[key]), (seed, variant, key)
+        assert np.array_equal(ours.stats, ref.stats), (seed, variant)
+        assert text == ref_text
