@@ -54,16 +54,31 @@ def load(
     iou_type: str = "bbox",
 ) -> Side:
     """Read one side (``role`` "pred" or "gt") into columns."""
+    from .loaders.files import reading
     from .loaders.sniff import load_side
 
-    return load_side(_source(path, "path"), role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type))
+    with reading() as rs:  # one read-set (and pipe cache) for this load
+        side = load_side(
+            _source(path, "path"), role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type)
+        )
+        side.read_paths = _union(side.read_paths, rs.paths())
+    return side
+
+
+def _union(a: Sequence[str], b: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys([*a, *b]))
 
 
 def load_pair(pred: Source, gt: Source, opts: LoadOptions) -> Dataset:
     """Read and join both sides (paths or in-memory COCO objects); masks prepared for segm."""
+    from .loaders.files import reading
     from .loaders.sniff import load_dataset
 
-    ds = load_dataset(_source(pred, "predictions"), _source(gt, "ground_truth"), opts)
+    # one read-set for the run: every file the loaders read or found (outputs never go
+    # over them), and the bytes of pipes, kept for this evaluation only
+    with reading() as rs:
+        ds = load_dataset(_source(pred, "predictions"), _source(gt, "ground_truth"), opts)
+        ds.read_paths = _union(ds.read_paths, rs.paths())
     if opts.iou_type == "segm":
         from .masks import prepare_masks
 
