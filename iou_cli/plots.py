@@ -640,23 +640,12 @@ def write_plots(
     ``DIR`` is created when missing (its parent must exist); nothing is written into an
     input's folder or over an input.
     """
-    from .errors import OutputError
-    from .outputs import check_target, write_atomic_bytes
+    from .outputs import write_folder
 
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise OutputError(f"{out_dir}: exists and is not a folder")
-    if os.path.isdir(out_dir):
-        check_target(os.path.join(out_dir, "pr_curve.png"), inputs)  # not an input folder
-    else:
-        check_target(out_dir, inputs)  # its parent exists and is no input folder
-        try:
-            os.mkdir(out_dir)
-        except OSError as e:
-            raise OutputError(f"{out_dir}: cannot create: {e.strerror or e}") from None
-    written: list[str] = []
-    for stem, _caption, fig in figures(result, curves):
-        for ext, data in (("png", png(fig)), ("svg", svg(fig))):
-            path = os.path.join(out_dir, f"{stem}.{ext}")
-            write_atomic_bytes(path, data, inputs)
-            written.append(path)
-    return written
+    def files() -> Iterator[tuple[str, bytes]]:
+        for stem, _caption, fig in figures(result, curves):
+            yield f"{stem}.png", png(fig)
+            yield f"{stem}.svg", svg(fig)
+
+    # rendered into a temporary folder, then moved in: old figures or new, never a mix
+    return write_folder(out_dir, files(), inputs)
