@@ -32,14 +32,22 @@ def thr_key(t: float) -> str:
 
 
 def unique_names(names: Sequence[str], ids: Sequence[Any] | None = None) -> list[str]:
-    """Class names as JSON keys: a repeated name gains its category id (``dog (id 7)``)."""
+    """Class names as JSON keys, all distinct: a repeated name gains its category id
+    (``dog (id 7)``), and a number more if that is taken too (``cat``, ``cat`` and
+    ``cat (id 2)`` keep three keys)."""
     seen: dict[str, int] = {}
     for n in names:
         seen[n] = seen.get(n, 0) + 1
+    used = {n for n in names if seen[n] == 1}  # unique names keep themselves
     out: list[str] = []
     for i, n in enumerate(names):
         if seen[n] > 1:
-            n = f"{n} (id {ids[i] if ids is not None else i})"
+            base = f"{n} (id {ids[i] if ids is not None else i})"
+            cand, j = base, 2
+            while cand in used:
+                cand, j = f"{base} #{j}", j + 1
+            n = cand
+        used.add(n)
         out.append(n)
     return out
 
