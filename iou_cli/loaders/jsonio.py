@@ -36,11 +36,12 @@ _LONG_INT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\d{4301,}')
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
 
 
-def read_bytes(path: str) -> bytes:
+def read_bytes(path: str, *, member: bool = False) -> bytes:
     from .files import read_input
 
-    # a regular file, a pipe or stdin, bounded; gzip inflated, bounded (files.py)
-    return read_input(path, expected="a JSON file", decompress=True)
+    # a regular file, a pipe or stdin, bounded; gzip inflated, bounded (files.py); found in
+    # an input folder (``member``): a regular file only
+    return read_input(path, expected="a JSON file", decompress=True, member=member)
 
 
 def _reject_constant(name: str) -> Any:
@@ -220,7 +221,7 @@ def _short(v: int) -> str:
     return s if len(s) <= 24 else f"{s[:10]}...({len(s)} digits)"
 
 
-def load_json(path: str) -> Any:
+def load_json(path: str, *, member: bool = False) -> Any:
     if path != "-" and os.path.isdir(path):
         raise InputError(path, None, "is a folder, expected a JSON file")
-    return parse_json(path, read_bytes(path))
+    return parse_json(path, read_bytes(path, member=member))

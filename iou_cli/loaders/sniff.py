@@ -99,6 +99,10 @@ _NOT_READ = (
 
 
 def _head(path: str, n: int = 4096) -> bytes:
+    from .files import is_readable_member, note_read
+
+    is_readable_member(path)  # a FIFO named *.json is refused by name, never opened
+    note_read(path)
     try:
         with open(path, "rb") as f:
             return f.read(n)
