@@ -28,6 +28,7 @@ import numpy as np
 from ..data import Categories, Dataset, Images, Side, align, locator, norm_id
 from ..errors import InputError
 from . import FORMATS, LoadOptions
+from .classnames import nfc_names
 from .files import check_file_arg, stat_input
 
 
@@ -243,12 +244,12 @@ def load_side(path: Any, *, role: str, fmt: str | None, opts: LoadOptions) -> Si
         from .coco import load_coco
 
         name = "<predictions>" if role == "pred" else "<ground truth>"
-        return load_coco(name, role=role, iou_type=opts.iou_type, data=path)
+        return nfc_names(load_coco(name, role=role, iou_type=opts.iou_type, data=path))
     path, note = _split_root(path, opts.split)
     side = _load_side(path, role=role, fmt=fmt, opts=opts)
     if note:
         side.notes.setdefault("info", []).insert(0, note)
-    return side
+    return nfc_names(side)  # one Unicode form for class names (classnames.py)
 
 
 def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Side:
