@@ -21,7 +21,8 @@ from typing import Any, Union
 from .data import Dataset, Side
 from .errors import InputError, ResourceError, UsageError
 from .limits import check_ranges
-from .loaders import FORMATS, LoadOptions
+from .loaders import FORMATS
+from .options import LoadOptions
 from .result import Result
 
 IOU_TYPES = ("bbox", "segm")
@@ -61,8 +62,8 @@ def load(
     iou_type: str = "bbox",
 ) -> Side:
     """Read one side (``role`` "pred" or "gt") into columns."""
+    from .loaders import load_side
     from .loaders.files import reading
-    from .loaders.sniff import load_side
 
     with reading() as rs:  # one read-set (and pipe cache) for this load
         side = load_side(
@@ -88,7 +89,7 @@ def _union(a: Sequence[str], b: Sequence[str]) -> list[str]:
 def load_pair(pred: Source, gt: Source, opts: LoadOptions) -> Dataset:
     """Read and join both sides (paths or in-memory COCO objects); masks prepared for segm."""
     from .loaders.files import reading
-    from .loaders.sniff import load_dataset
+    from .loaders.join import load_dataset
 
     # one read-set for the run: every file the loaders read or found (outputs never go
     # over them), and the bytes of pipes, kept for this evaluation only
@@ -104,7 +105,7 @@ def load_pair(pred: Source, gt: Source, opts: LoadOptions) -> Dataset:
             ds = load_dataset(p2, g2, opts)
         ds.read_paths = _union(ds.read_paths, rs.paths())
     if opts.iou_type == "segm":
-        from .masks import prepare_masks
+        from .geometry.masks import prepare_masks
 
         ds = prepare_masks(ds)
     return ds

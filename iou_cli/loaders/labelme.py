@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..data import Side
 from ..errors import InputError, kind_of
@@ -20,6 +20,9 @@ from ..text import term
 from .files import is_readable_member, note_folder
 from .jsonio import load_json
 from .records import Records
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..options import LoadOptions
 
 
 def labelme_files(path: str) -> tuple[str, list[str]]:
@@ -115,3 +118,8 @@ def load_labelme(
             f"{term(path)}: {n} LabelMe '{term(kind)}' shape(s) are not boxes and were skipped"
         )
     return rec.side()
+
+
+def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
+    """The registry's reader: a LabelMe JSON file or a folder of them."""
+    return load_labelme(path, role=role, progress=opts.progress)

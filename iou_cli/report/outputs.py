@@ -22,20 +22,20 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 
-from .errors import OutputError
+from ..errors import OutputError
 
 
 def is_stdout(path: str) -> bool:
     """True when ``path`` is stdout (``-``, ``/dev/stdout``, ``/dev/fd/1``, or the file or
     device this process's stdout already writes to)."""
-    from .outguard import is_stdout as _is_stdout
+    from ..outguard import is_stdout as _is_stdout
 
     return _is_stdout(path)
 
 
 def _read_now() -> list[str]:
     """The read-set of the current run (every file and folder the loaders read)."""
-    from .loaders.files import current
+    from ..loaders.files import current
 
     rs = current()
     return rs.paths() if rs is not None else []
@@ -46,7 +46,7 @@ def check_target(
 ) -> None:
     """Refuse to write ``path`` over an input file or inside an input folder (the one
     guard, :mod:`iou_cli.outguard`, with the run's read-set added)."""
-    from .outguard import check_target as guard
+    from ..outguard import check_target as guard
 
     guard(path, inputs, [*read_files, *_read_now()], folder=folder)
 
