@@ -48,7 +48,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (use a finite number)")
 
 
-class _Dup(dict):  # type: ignore[type-arg]
+class _Dup(dict):
     """An object that had a key twice (built by the slow path, found by the walk)."""
 
     dup: str = ""
@@ -143,7 +143,9 @@ def _check_depth(path: str, text: str) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 raise InputError(
-                    path, _line_col(text, m.start()), f"JSON nested more than {MAX_DEPTH} deep: refused"
+                    path,
+                    _line_col(text, m.start()),
+                    f"JSON nested more than {MAX_DEPTH} deep: refused",
                 )
         elif c in "]}":
             depth -= 1

@@ -45,7 +45,9 @@ def plain(obj: Any, depth: int = 0) -> Any:
     if isinstance(obj, (str, bool, int, float)) or obj is None:
         return obj
     if isinstance(obj, Mapping):
-        return {str(k) if not isinstance(k, str) else k: plain(v, depth + 1) for k, v in obj.items()}
+        return {
+            str(k) if not isinstance(k, str) else k: plain(v, depth + 1) for k, v in obj.items()
+        }
     if isinstance(obj, (list, tuple)):
         return [plain(v, depth + 1) for v in obj]
     import numpy as np

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
