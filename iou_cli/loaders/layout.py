@@ -125,6 +125,7 @@ def read_yaml(file: str) -> dict[str, Any]:
     from .files import read_text
 
     text = read_text(file)  # regular file or pipe, bounded (files.py)
+    _check_flow_depth(file, text)
     try:
         data = yaml.safe_load(text)
     except RecursionError:  # a flow collection nested thousands deep
@@ -137,6 +138,22 @@ def read_yaml(file: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(file, None, "expected a YAML mapping (keys such as names:, train:, val:)")
     return data
+
+
+MAX_YAML_DEPTH = 100  # a data.yaml is 2 deep; PyYAML recurses once per level
+
+
+def _check_flow_depth(file: str, text: str) -> None:
+    """Refuse ``[[[[...`` nested deeper than ``MAX_YAML_DEPTH`` before PyYAML recurses into
+    it (brackets inside quoted names are counted too: harmless, no name is 100 deep)."""
+    import re
+
+    depth = 0
+    for m in re.finditer(r"[\[\]{}]", text):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > MAX_YAML_DEPTH:
+            line = text.count("\n", 0, m.start()) + 1
+            raise InputError(file, line, "YAML nested too deeply: refused")
 
 
 def yaml_names(file: str) -> list[str]:
