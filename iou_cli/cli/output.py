@@ -166,6 +166,11 @@ def add_meta(
         "seconds": round(seconds, 3),
         "warnings": list(result.warnings),
     }
+    ds = getattr(getattr(result, "evaluation", None), "dataset", None)
+    if ds is not None:  # compare warns when two reports' ground truths differ
+        from ..data import fingerprint
+
+        result.meta["gt_fingerprint"] = fingerprint(ds)
 
 
 def clock() -> float:

@@ -186,7 +186,7 @@ def load_yolo(
                     file, ln, f"expected {ncol} columns ({layout}), got {len(parts)}{hint}"
                 )
             try:
-                vals = [float(p) for p in parts]
+                vals = [_float(p) for p in parts]
             except ValueError:
                 bad = next(p for p in parts if not _is_float(p))
                 raise InputError(file, ln, f"expected numbers, got {bad[:20]!r}") from None
@@ -321,7 +321,7 @@ def _prescan_order(
             if len(parts) != 6:
                 continue  # blank, ground-truth-like or polygon rows: the loader judges them
             try:
-                raw.append([float(x) for x in parts[1:]])
+                raw.append([_float(x) for x in parts[1:]])
             except ValueError:
                 continue
     values = np.asarray(raw, dtype=np.float64).reshape(len(raw), 5)
@@ -401,7 +401,7 @@ def _polygon_row(parts: list[str], pred: bool, fmt: str) -> tuple[list[str], lis
     if len(coords) < 6 or len(coords) % 2:
         return None
     try:
-        v = [float(x) for x in coords]
+        v = [_float(x) for x in coords]
     except ValueError:
         return None
     if not all(0.0 <= x <= 1.0 for x in v):  # polygon points are normalised image points
@@ -468,9 +468,16 @@ def _empty_images(keys: list[str], stems: list[str]) -> list[str]:
     return [s for s in stems if s not in have]
 
 
+def _float(s: str) -> float:
+    """A number as a C or NumPy reader takes it: Python's ``0.2_0`` (underscores) is not."""
+    if "_" in s:
+        raise ValueError(s)
+    return float(s)
+
+
 def _is_float(s: str) -> bool:
     try:
-        float(s)
+        _float(s)
     except ValueError:
         return False
     return True

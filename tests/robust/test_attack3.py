@@ -14,10 +14,12 @@ import functools
 import gzip
 import json
 import os
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -426,6 +428,20 @@ def b_nfc_names(d: Path) -> list[str]:
     return ["p", "gt.json", "--pred-names", "names.txt", "--image-size", "100x100"]
 
 
+def b_yolo_underscore(d: Path) -> list[str]:
+    yolo_root(d)
+    w(d / "y" / "labels" / "a.txt", "0 0.5 0.5 0.2_0 0.2\n")
+    return ["p", "y"]
+
+
+def b_lvis_crowd(d: Path) -> list[str]:
+    sample = Path(__file__).resolve().parents[2] / "sample_data" / "lvis"
+    gt = json.loads((sample / "gt.json").read_text())
+    gt["annotations"][0]["iscrowd"] = 1
+    w(d / "gt.json", json.dumps(gt))
+    return [str(sample / "preds.json"), "gt.json", "--protocol", "lvis", "-q"]
+
+
 CASES = [
     # --- outputs (one guard)
     Case("compare-report-over-names", b_compare_report_over_names, 2, "refusing to overwrite the input file"),
@@ -473,6 +489,8 @@ CASES = [
     Case("voc-subfolder-named-b.xml", b_voc_subfolder_xml, 0, ""),
     Case("iou-literal-box-and-file", b_iou_literal_vs_file, 2, "is both a box and an existing file"),
     Case("image-ids-from-a-pipe", b_image_ids_pipe, 0, ""),
+    Case("yolo-number-with-underscore", b_yolo_underscore, 2, "a.txt:1: expected numbers, got '0.2_0'"),
+    Case("lvis-crowd-box-said", b_lvis_crowd, 0, "LVIS has no crowd rule"),
     # --- tracebacks
     Case("empty-tables-regression", b_empty_tables, 0, ""),
     Case("coco-images-without-class", b_coco_images_no_class, 0, ""),
@@ -648,3 +666,78 @@ def test_cvat_images_without_subset_are_said(tmp_path: Path) -> None:
     code, _out, err = run_cli([pred, gt, "-q"])
     assert code == 0, err
     assert "1 image(s) without a subset" in err
+
+
+# ---------------------------------------------------------------- the Python API
+
+
+GT_OBJ = {
+    "images": [{"id": 1, "width": 10, "height": 10}],
+    "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 5, 5], "area": 25, "iscrowd": 0}],
+    "categories": [{"id": 1, "name": "a"}],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "kw, text",
+    [
+        ({"image_size": (0, 0)}, "--image-size: 0 pixels is out of range"),
+        ({"image_size": (-5, 10)}, "--image-size: -5 pixels is out of range"),
+        ({"iou_thr": "0.5"}, "iou_thr: expected a number"),
+        ({"max_dets": [1.5]}, "max_dets: expected a whole number, got 1.5"),
+        ({"score_thr": True}, "score_thr: expected a number"),
+    ],
+    ids=[
+        "image-size-0x0",
+        "image-size-negative",
+        "iou-thr-string",
+        "max-dets-1.5",
+        "score-thr-bool",
+    ],
+)
+def test_api_checks_options_as_the_cli(kw: dict[str, Any], text: str) -> None:
+    from iou_cli import evaluate
+    from iou_cli.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(text)):
+        evaluate([], GT_OBJ, **kw)
+
+
+def test_api_accepts_numpy_scalars_and_mappings() -> None:
+    import collections
+
+    import numpy as np
+
+    from iou_cli import evaluate
+    from iou_cli.errors import InputError
+
+    rec = {"image_id": 1, "category_id": 1, "bbox": [0, 0, 5, 5], "score": 0.9}
+    want = evaluate([rec], GT_OBJ).summary["AP"]
+    assert want == pytest.approx(1.0, abs=1e-12)
+    for preds in (
+        [collections.OrderedDict(rec)],
+        [{**rec, "score": np.float32(0.9)}],
+        [{**rec, "bbox": np.array([0, 0, 5, 5.0]), "score": np.array(0.9)}],
+    ):
+        assert evaluate(preds, GT_OBJ).summary["AP"] == want
+    assert evaluate([rec], GT_OBJ, image_ids=1, iou_thr=np.float64(0.5)).summary["AP"] == want
+    with pytest.raises(InputError, match="expected a finite number, got a boolean"):
+        evaluate([{**rec, "score": True}], GT_OBJ)  # booleans stay refused
+
+
+def test_reports_of_different_ground_truths_are_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    coco(tmp_path)
+    a = report(tmp_path, "a.json")
+    gt = json.loads(json.dumps(GT))
+    gt["annotations"][0]["bbox"] = [11, 10, 20, 20]
+    w(tmp_path / "gt.json", json.dumps(gt))
+    b = report(tmp_path, "b.json")
+    assert json.loads(Path(a).read_text())["meta"]["gt_fingerprint"] != json.loads(Path(b).read_text())["meta"]["gt_fingerprint"]  # fmt: skip
+    code, _out, err = run_cli(["compare", a, b, "-q"])
+    assert code == 0, err
+    assert "made against different ground truths" in err
+    code, _out, err = run_cli(["compare", a, a, "-q"])
+    assert "different ground truths" not in err
