@@ -1,5 +1,5 @@
 """Text drawn in figures from inputs (class names, file names): one line, bounded, never
-markup (``$`` is not math), never a missing glyph: characters the figure font lacks (CJK,
+markup (the figures' style turns math text off), never a missing glyph: characters the figure font lacks (CJK,
 lone surrogates) are drawn escaped, and the figures say so once."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ def ends(items: list[T], n: int = MAX_BARS) -> list[T]:
 
 
 def short(name: Any, n: int = 28) -> str:
-    """A class name for a figure: one line, at most ``n`` characters, drawn as text (``$``
-    is no math markup), and characters the figure's font lacks (CJK, lone surrogates) shown
+    """A class name for a figure: one line, at most ``n`` characters, drawn as text (the
+    figures' style turns math markup off), and characters the figure's font lacks (CJK, lone surrogates) shown
     escaped (``\\u4e2d``) rather than as missing glyphs."""
     s = " ".join(str(name).split())
     s = s if len(s) <= n else s[: n - 1] + "\u2026"
@@ -34,14 +34,12 @@ def _drawable(s: str) -> str:
     out = []
     for ch in s:
         cp = ord(ch)
-        if ch == "$":
-            out.append("\\$")
-        elif cp < 0x80 and ch.isprintable() or have is not None and cp in have and ch.isprintable():
+        if cp < 0x80 and ch.isprintable() or have is not None and cp in have and ch.isprintable():
             out.append(ch)
         else:
             out.append(f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}")
     t = "".join(out)
-    if t != s.replace("$", "\\$"):
+    if t != s:
         _ESCAPED.append(s)
     return t
 
