@@ -741,3 +741,18 @@ def test_reports_of_different_ground_truths_are_said(
     assert "made against different ground truths" in err
     code, _out, err = run_cli(["compare", a, a, "-q"])
     assert "different ground truths" not in err
+
+
+def test_string_ids_1_and_01_meet_their_own_files(tmp_path: Path) -> None:
+    # 01.txt has a box in the centre, 1.txt one in the corner; the predictions "01" (centre)
+    # and "1" (centre) both scored 0.9: "01" is a TP, "1" an FP. By hand (101-point AP,
+    # the TP first in image order): precision 1 up to recall 0.5 -> AP = 51/101. Joined
+    # through int("01") both would go to 1.txt: AP 0.
+    w(tmp_path / "y" / "classes.txt", "cat\n")
+    w(tmp_path / "y" / "labels" / "01.txt", "0 0.5 0.5 0.2 0.2\n")
+    w(tmp_path / "y" / "labels" / "1.txt", "0 0.2 0.2 0.2 0.2\n")
+    rec = {"category_id": 0, "bbox": [0.4, 0.4, 0.2, 0.2], "score": 0.9}
+    pred = w(tmp_path / "p.json", json.dumps([{"image_id": "1", **rec}, {"image_id": "01", **rec}]))
+    code, out, err = run_cli([pred, str(tmp_path / "y"), "--image-size", "1x1", "-o", "json", "-q"])
+    assert code == 0, err
+    assert json.loads(out)["summary"]["AP"] == pytest.approx(51 / 101, abs=1e-12)
