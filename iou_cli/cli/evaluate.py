@@ -13,6 +13,8 @@ from .output import add_meta, emit, print_table, report_output, stdout_report, t
 from .params import (
     P_OUTPUTS,
     AgnosticOpt,
+    AllPointOpt,
+    AngleUnitOpt,
     CalibrationOpt,
     ClassesOpt,
     ConfusionOpt,
@@ -64,7 +66,7 @@ EVALUATE_HELP = (
     "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
     "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
     "folder; predictions come first.\n\n"
-    "Other verbs: iou, segment, labels, compare (iou-eval VERB --help). "
+    "Other verbs: iou, segment, labels, panoptic, compare (iou-eval VERB --help). "
     "Shell completion: iou-eval --install-completion. Version: iou-eval --version."
 )
 
@@ -113,6 +115,8 @@ def evaluate_cmd(
     fail_over: FailOverOpt = None,
     honor_ignore: HonorIgnoreOpt = False,
     plus_one: PlusOneOpt = False,
+    all_point: AllPointOpt = False,
+    angle_unit: AngleUnitOpt = "rad",
     pred_format: PredFormatOpt = None,
     gt_format: GtFormatOpt = None,
     names: NamesOpt = None,
@@ -149,6 +153,8 @@ def evaluate_cmd(
     if predictions == "-" and ground_truth == "-":
         raise UsageError("only one of PREDICTIONS and GROUND_TRUTH can be - (stdin)")
     op_iou = tp_iou_value(tp_iou, iou_thr)
+    if protocol == "dota" and iou_type == "bbox":
+        iou_type = "obb"  # the DOTA protocol scores rotated boxes only
     out = stdout_report(report_output(output, matches), output, report)
     if curves and out != "json" and plots is None and report is None:
         raise UsageError(
@@ -186,6 +192,7 @@ def evaluate_cmd(
         "iou_thrs": thrs,
         "honor_ignore": honor_ignore,
         "plus_one": plus_one,
+        "all_point": all_point,
     }
     # option errors, gate-key typos and gates pointing the wrong way fail before the work:
     # the keys come from the protocol
@@ -234,6 +241,7 @@ def evaluate_cmd(
             split=split,
             image_map=image_map,
             voc_origin=voc_origin,
+            angle_unit=angle_unit,
             **protocol_options,
         )
     finally:
