@@ -33,6 +33,7 @@ import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..errors import InputError
 
@@ -280,7 +281,7 @@ def _collect(chunks: Iterator[bytes], path: str, decompress: bool) -> bytes:
     buf += rest
     for c in chunks:
         buf += c
-    return bytes(buf)
+    return cast(bytes, buf)  # no copy (see _gunzip)
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -317,7 +318,7 @@ def _gunzip(chunks: Iterator[bytes], path: str) -> bytes:
             raise InputError(shown(path), None, "not a valid gzip file: truncated")
     except zlib.error as e:
         raise InputError(shown(path), None, f"not a valid gzip file: {e}") from None
-    return bytes(out)
+    return cast(bytes, out)  # no copy: a bytearray reads as bytes everywhere it goes
 
 
 def _slices(chunks: Iterator[bytes], n: int = 1 << 16) -> Iterator[bytes]:
