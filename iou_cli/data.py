@@ -457,3 +457,18 @@ def _where(side: Side, boxes: Boxes, row: int, key: str) -> str:
     if side.format == "coco":
         return f"annotations[{origin}].{key}"
     return str(origin)
+
+
+def fingerprint(ds: Dataset) -> str:
+    """A short hash of the ground truth as evaluated (images, classes, boxes and their
+    flags): two ``-o json`` reports with different fingerprints were not scored against
+    the same ground truth, and ``compare`` says so."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for seq in (ds.images.keys, ds.categories.ids, ds.categories.names):
+        h.update(repr([None if k is None else str(k) for k in seq]).encode("utf-8", "replace"))
+    g = ds.gt
+    for arr in (g.xyxy, g.image, g.category, g.iscrowd, g.ignore):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()[:16]

@@ -334,10 +334,13 @@ def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Si
         alias = _numeric_alias(list(gt_stems))
         gt_set = set(gt_stems)
         stems = []
-        for k in pred_ids:
-            key = str(k)
+        for raw, k in zip(im.keys, pred_ids, strict=True):
+            # the id as written first: "01" meets 01.txt, never 1.txt through int("01")
+            key = raw.strip() if isinstance(raw, str) else str(k)
             if key in gt_set:
                 stems.append(key)
+            elif str(k) in gt_set:
+                stems.append(str(k))
             elif isinstance(k, int) and k in alias:
                 stems.append(gt_stems[alias[k]])
             else:

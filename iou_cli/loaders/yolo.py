@@ -39,8 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _META_TXT = {"classes.txt", "readme.txt", "train.txt", "val.txt", "valid.txt", "test.txt"}
 
 
-def _read_text(file: str, member: bool = False) -> str:
-    """UTF-8 text with LF line ends (CRLF and CR translated)."""
+def _read_text(file: str, member: bool = False) -> str:  # UTF-8, LF line ends
     return read_text(file, member=member)
 
 
@@ -189,7 +188,7 @@ def load_yolo(
                     file, ln, f"expected {ncol} columns ({layout}), got {len(parts)}{hint}"
                 )
             try:
-                vals = [float(p) for p in parts]
+                vals = [_float(p) for p in parts]
             except ValueError:
                 bad = next(p for p in parts if not _is_float(p))
                 raise InputError(file, ln, f"expected numbers, got {bad[:20]!r}") from None
@@ -327,7 +326,7 @@ def _prescan_order(
             if len(parts) != 6:
                 continue  # blank, ground-truth-like or polygon rows: the loader judges them
             try:
-                raw.append([float(x) for x in parts[1:]])
+                raw.append([_float(x) for x in parts[1:]])
             except ValueError:
                 continue
             group.append(g)
@@ -369,7 +368,7 @@ def _polygon_row(parts: list[str], pred: bool, fmt: str) -> tuple[list[str], lis
     if len(coords) < 6 or len(coords) % 2:
         return None
     try:
-        v = [float(x) for x in coords]
+        v = [_float(x) for x in coords]
     except ValueError:
         return None
     if not all(0.0 <= x <= 1.0 for x in v):  # polygon points are normalised image points
@@ -436,9 +435,13 @@ def _empty_images(keys: list[str], stems: list[str]) -> list[str]:
     return [s for s in stems if s not in have]
 
 
+def _float(s: str) -> float:  # Python reads "0.2_0" as 0.2; no C or NumPy reader does
+    return float(s.replace("_", "!"))  # so an underscore is a ValueError here
+
+
 def _is_float(s: str) -> bool:
     try:
-        float(s)
+        _float(s)
     except ValueError:
         return False
     return True

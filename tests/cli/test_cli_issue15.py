@@ -406,6 +406,7 @@ def test_json_meta(capsys: pytest.CaptureFixture[str]) -> None:
         "protocol",
         "seconds",
         "warnings",
+        "gt_fingerprint",
     ]
     assert meta["version"] == __version__ and meta["predictions"] == DT
     assert meta["ground_truth"] == GT and meta["protocol"] == "coco"

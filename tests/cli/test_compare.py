@@ -158,7 +158,7 @@ def test_bad_inputs_exit_2_with_one_located_line(
     broken.write_text('{"summary": {"AP": 0.5}, "per_class": [], \n "params": {')
     code, out, err = run(["compare", reports[0], str(broken), "-o", "csv"], capsys)
     assert code == 2 and out == ""
-    assert err.startswith(f"iou-eval: error: {broken}:") and "not JSON" in err
+    assert err.startswith(f"iou-eval: error: {broken}:") and "not valid JSON" in err
     bad_value = tmp_path / "bad.json"
     bad_value.write_text('{"summary": {"AP": "high"}, "per_class": [], "params": {}}')
     code, _, err = run(["compare", reports[0], str(bad_value), "-o", "csv"], capsys)
