@@ -25,6 +25,7 @@ _LAZY = {
     "label_iou": ("labels", "label_iou"),
     "evaluate": ("api", "evaluate"),
     "load": ("api", "load"),
+    "Evaluator": ("streaming", "Evaluator"),
     "IouEvalError": ("errors", "IouEvalError"),
     "InputError": ("errors", "InputError"),
 }

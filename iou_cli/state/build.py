@@ -77,11 +77,13 @@ def build_state(
     options: Mapping[str, Any],
     *,
     image_mask: BoolArray | None = None,
+    covered: IntArray | None = None,
     pred_keys: IntArray | None = None,
     fp: str | None = None,
 ) -> PartialState:
     """The state of ``ds`` (of the images ``image_mask`` marks; default all).
 
+    ``covered``: the images the state covers when ``ds`` is already restricted to them.
     ``pred_keys`` (per row of ``ds.pred``): the VOC tie key (default: the row index, i.e.
     file order). ``fp``: the ground truth's fingerprint when already known.
     """
@@ -106,7 +108,11 @@ def build_state(
         "categories": _categories(ds),
         "n_images": n_img,
     }
-    images = np.flatnonzero(mask).astype(np.int64)
+    images = (
+        np.flatnonzero(mask).astype(np.int64)
+        if covered is None
+        else np.sort(np.asarray(covered, dtype=np.int64))
+    )
     if protocol in ("voc", "voc07"):
         return _voc_state(ev, header, images, keys)
     return _coco_state(ev, header, images)
