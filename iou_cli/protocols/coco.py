@@ -65,6 +65,9 @@ class CocoParams:
     # precision/scores for every maxDets (pycocotools' shape) or only the largest, which is
     # all the summary reads; None: every maxDets while the array stays within 256 MiB
     full_arrays: bool | None = None
+    # False: match only (the map step of a mergeable state, iou_cli.state): the precision,
+    # recall and scores arrays stay -1
+    accumulate: bool = True
 
 
 @dataclass
@@ -300,7 +303,7 @@ def run(
     # accumulation order (pycocotools: images in id order, each image's detections in score
     # order, then a stable sort by score per category)
     score_order = _by_score(d_score)
-    acc = _acc_order(d_cat, cdet, K, score_order)
+    acc = _acc_order(d_cat, cdet, K, score_order) if params.accumulate else None
 
     # preference inside each detection: non-ignored first, then IoU, later GT on ties. The
     # order without the (area-dependent) ignore flag is sorted once; each area range then
@@ -354,16 +357,17 @@ def run(
             area=name,
         )
         del dt_m, hit
-        accumulate(
-            table,
-            n_classes=K,
-            rec_thrs=params.rec_thrs,
-            max_dets=params.max_dets,
-            thresholds=range(T),
-            order=acc,
-            precision_at=p_at,
-            out=(precision[:, :, :, a, :], recall[:, :, a, :], scores[:, :, :, a, :]),
-        )
+        if params.accumulate:
+            accumulate(
+                table,
+                n_classes=K,
+                rec_thrs=params.rec_thrs,
+                max_dets=params.max_dets,
+                thresholds=range(T),
+                order=acc,
+                precision_at=p_at,
+                out=(precision[:, :, :, a, :], recall[:, :, a, :], scores[:, :, :, a, :]),
+            )
         if a == 0 or params.keep_tables:
             tables[name] = table
         del table
@@ -669,6 +673,7 @@ def _params(opts: Mapping[str, Any]) -> CocoParams:
         score_thr=opts.get("score_thr"),
         want_matches=bool(opts.get("matches", False)),
         keep_tables=bool(opts.get("keep_tables", False)),
+        accumulate=not opts.get("map_only", False),
     )
 
 

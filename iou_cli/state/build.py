@@ -68,7 +68,9 @@ def run_options(protocol: str, options: Mapping[str, Any]) -> dict[str, Any]:
     given["matches"] = False
     if "keep_tables" in p.options:
         given["keep_tables"] = True
-    return resolve_options(p, given)
+    opts = resolve_options(p, given)
+    opts["map_only"] = True  # the reduce accumulates, once, over every part
+    return opts
 
 
 def build_state(
@@ -145,10 +147,11 @@ def _coco_state(ev: Evaluation, header: dict[str, Any], images: IntArray) -> Par
     flags = np.zeros((D, 2 * A * T), dtype=bool)
     for ai, name in enumerate(areas):
         tab = tables[name]
-        for t in range(T):
-            g, _, ign = tab.dense(t)
-            flags[:, ai * T + t] = (g >= 0) & ~ign
-            flags[:, A * T + ai * T + t] = ign
+        # a prediction without a candidate pair is unmatched everywhere: ignored where
+        # outside the area range, else a false positive
+        flags[:, A * T + ai * T : A * T + (ai + 1) * T] = tab.det_out[:, None]
+        flags[tab.cand, ai * T : (ai + 1) * T] = ((tab.gt >= 0) & ~tab.ignored).T
+        flags[tab.cand, A * T + ai * T : A * T + (ai + 1) * T] = tab.ignored.T
     g, iou, ign = t0.dense(op_t)
     op_tp = (g >= 0) & ~ign
     header = dict(header)
