@@ -100,13 +100,13 @@ def check_compatible(states: Sequence[PartialState]) -> None:
                     diff = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
                     if diff:
                         k = diff[0]
-                        detail = f" ({k}: {_describe(b.get(k))} here, {_describe(a.get(k))} in {first.source or 'the first part'})"
+                        detail = f" ({k}: {_describe(b.get(k))} here, {_describe(a.get(k))} there)"
                 elif key == "protocol":
-                    detail = f" ({b} here, {a} in {first.source or 'the first part'})"
+                    detail = f" ({b} here, {a} there)"
                 raise InputError(
                     st.source or None,
                     "header",
-                    f"cannot merge: {what} than {first.source or 'the first part'}{detail}",
+                    f"cannot merge with {first.source or 'the first part'}: {what}{detail}",
                 )
 
 
