@@ -179,7 +179,7 @@ class Evaluator:
 
     def _load_gt(self, gt: Any) -> None:
         from .api import _source
-        from .loaders.sniff import load_side
+        from .loaders import load_side
         from .state.build import fingerprint
 
         side = gt if isinstance(gt, Side) else load_side(
@@ -190,8 +190,9 @@ class Evaluator:
         self._fp = fingerprint(self._gt_ds)
 
     def _join(self, records: list[dict[str, Any]]) -> Dataset:
-        from .data import align
-        from .loaders.sniff import check_geometry, join_results, load_side, locator
+        from .data import align, locator
+        from .loaders import load_side
+        from .loaders.join import check_geometry, join_results
 
         assert self._gt is not None
         opts = self._load_options()
@@ -264,7 +265,7 @@ class Evaluator:
             )
         sub, rows = restrict(ds, covered)
         if self._options.get("iou_type") == "segm":
-            from .masks import prepare_masks
+            from .geometry.masks import prepare_masks
 
             sub = prepare_masks(sub)
         keys = None

@@ -64,9 +64,7 @@ class CocoParams:
     # precision/scores for every maxDets (pycocotools' shape) or only the largest, which is
     # all the summary reads; None: every maxDets while the array stays within 256 MiB
     full_arrays: bool | None = None
-    # False: match only (the map step of a mergeable state, iou_cli.state): the precision,
-    # recall and scores arrays stay -1
-    accumulate: bool = True
+    accumulate: bool = True  # False: match only (iou_cli.state's map), the arrays stay -1
 
 
 @dataclass
@@ -484,12 +482,8 @@ def accumulate(
         return precision, recall, scores
     if order is None:
         order = accumulation_order(table, K)
-    acc_order, acc_pos, cat_start, cand_acc = (
-        order.acc_order,
-        order.acc_pos,
-        order.cat_start,
-        order.cand_acc,
-    )
+    acc_order, acc_pos, cat_start = order.acc_order, order.acc_pos, order.cat_start
+    cand_acc = order.cand_acc
     cdet = table.cand
     d_rank = table.det_rank
     is_cand = np.zeros(len(table), dtype=bool)

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data import Dataset
-from ..evaluation import Evaluation
+from ..result import Evaluation
 from ..result import clean
 from .partial import PartialState, pack_flags
 

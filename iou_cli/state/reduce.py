@@ -14,9 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data import Boxes, Categories, Dataset, Images
-from ..evaluation import Evaluation
 from ..matching.table import MatchTable
-from ..result import Result
+from ..result import Evaluation, Result
 from .partial import PartialState
 
 FloatArray = npt.NDArray[np.float64]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from iou_cli import Evaluator, evaluate
@@ -96,7 +96,12 @@ def check(case: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("case", list(CASES))
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # a failure is shown unshrunk, fast
+)
 @given(data=st.data())
 def test_any_split_equals_one_shot(case: str, data: st.DataObject) -> None:
     check(case, data)
