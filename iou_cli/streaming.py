@@ -86,7 +86,9 @@ def records_from_arrays(
     for i, p in enumerate(predictions):
         src = p if "image_id" in p else (targets[i] if targets is not None else {})
         if "image_id" not in src:
-            raise UsageError(f"update: predictions[{i}] has no image_id (give it there or in targets)")
+            raise UsageError(
+                f"update: predictions[{i}] has no image_id (give it there or in targets)"
+            )
         img = _scalar(src["image_id"])
         ids.append(img)
         missing = [k for k in ("boxes", "scores", "labels") if k not in p]
@@ -129,7 +131,9 @@ class Evaluator:
         from .api import check_options
 
         if box_format not in BOX_FORMATS:
-            raise UsageError(f"box_format: expected one of {', '.join(BOX_FORMATS)}, got {box_format!r}")
+            raise UsageError(
+                f"box_format: expected one of {', '.join(BOX_FORMATS)}, got {box_format!r}"
+            )
         opts = {"iou_type": "bbox", "iou_thr": 0.5, "score_thr": None, **options}
         check_options(
             protocol=protocol,
@@ -182,8 +186,15 @@ class Evaluator:
         from .loaders import load_side
         from .state.build import fingerprint
 
-        side = gt if isinstance(gt, Side) else load_side(
-            _source(gt, "ground_truth"), role="gt", fmt=self._gt_format, opts=self._load_options()
+        side = (
+            gt
+            if isinstance(gt, Side)
+            else load_side(
+                _source(gt, "ground_truth"),
+                role="gt",
+                fmt=self._gt_format,
+                opts=self._load_options(),
+            )
         )
         self._gt = side
         self._gt_ds = self._join([])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Annotated, Any
@@ -9,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import UsageError
+from .merge import JobsOpt, PartialOpt, ShardOpt, check_partial, write_partial
 from .output import add_meta, emit, print_table, report_output, title_of
 from .params import (
     P_OUTPUTS,
@@ -136,6 +138,9 @@ def evaluate_cmd(
     curves: CurvesOpt = False,
     plots: PlotsOpt = None,
     report: ReportOpt = None,
+    jobs: JobsOpt = 1,
+    partial: PartialOpt = None,
+    shard: ShardOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
     debug: DebugOpt = False,
@@ -149,6 +154,12 @@ def evaluate_cmd(
     if predictions == "-" and ground_truth == "-":
         raise UsageError("only one of PREDICTIONS and GROUND_TRUTH can be - (stdin)")
     op_iou = tp_iou_value(tp_iou, iou_thr)
+    whole: dict[str, Any] = {"--matches": matches, "--fail-under": fail_under}
+    whole["--fail-over"] = fail_over
+    whole.update({"--curves": curves, "--plots": plots, "--report": report, "-o": output})
+    whole.update({"--tide": tide, "--confusion": confusion, "--per-image": per_image})
+    whole.update({"--calibration": calibration, "--per-class": per_class})
+    shard_kn = check_partial(partial, shard, whole)
     out = report_output(output, matches)
     gate_list = gating.parse_gates(fail_under, fail_over)
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
@@ -199,9 +210,18 @@ def evaluate_cmd(
         else:
             check_target(matches, inputs)  # fail before the work, not after
     check_visuals(plots, report, inputs)
+    if partial is not None:
+        from ..report.outputs import check_target
+
+        check_target(partial, inputs)  # fail before the work, not after
     progress = None if quiet or not sys.stderr.isatty() else ProgressBar()
     try:
-        result = evaluate(
+        call: Any = evaluate
+        if partial is not None:
+            from ..api import partial as partial_state
+
+            call = functools.partial(partial_state, shard=shard_kn)
+        result = call(
             predictions,
             ground_truth,
             protocol=protocol,
@@ -228,11 +248,15 @@ def evaluate_cmd(
             split=split,
             image_map=image_map,
             voc_origin=voc_origin,
+            jobs=jobs,
             **protocol_options,
         )
     finally:
         if progress is not None:
             progress.close()
+    if partial is not None:
+        write_partial(result, partial, inputs, (predictions, ground_truth), quiet)
+        raise typer.Exit(0)
     done = time.perf_counter()
     if verbose:
         result.info.append(f"time: total {done - started:.3f} s")

@@ -16,8 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data import Dataset
-from ..result import Evaluation
-from ..result import clean
+from ..result import Evaluation, clean
 from .partial import PartialState, pack_flags
 
 IntArray = npt.NDArray[np.int64]
@@ -35,7 +34,11 @@ def fingerprint(ds: Dataset) -> str:
         h.update(b"|")
     h.update(np.ascontiguousarray(g.difficult).tobytes())
     h.update(repr([str(k) for k in ds.images.keys]).encode())
-    h.update(repr([(str(i), n) for i, n in zip(ds.categories.ids, ds.categories.names)]).encode())
+    h.update(
+        repr(
+            [(str(i), n) for i, n in zip(ds.categories.ids, ds.categories.names, strict=True)]
+        ).encode()
+    )
     fed = ds.federated
     if fed is not None:
         for arr in (fed.neg_ptr, fed.neg_cat, fed.nel_ptr, fed.nel_cat, fed.frequency):
@@ -53,7 +56,10 @@ def restrict(ds: Dataset, image_mask: BoolArray) -> tuple[Dataset, IntArray]:
 
 def _categories(ds: Dataset) -> dict[str, Any]:
     return {
-        "ids": [clean(i) if i is None or isinstance(i, (int, str)) else str(i) for i in ds.categories.ids],
+        "ids": [
+            clean(i) if i is None or isinstance(i, (int, str)) else str(i)
+            for i in ds.categories.ids
+        ],
         "names": list(ds.categories.names),
     }
 
@@ -94,14 +100,17 @@ def build_state(
     if protocol not in FORMAT_PROTOCOLS:
         from ..errors import UsageError
 
-        raise UsageError(f"--protocol {protocol} has no mergeable state (coco, lvis, voc, voc07 do)")
+        raise UsageError(
+            f"--protocol {protocol} has no mergeable state (coco, lvis, voc, voc07 do)"
+        )
     n_img = len(ds.images)
     mask = np.ones(n_img, dtype=bool) if image_mask is None else image_mask
-    sub, rows = restrict(ds, mask) if image_mask is not None else (ds, np.arange(len(ds.pred), dtype=np.int64))
-    if pred_keys is None:
-        keys = rows
-    else:
-        keys = np.asarray(pred_keys, dtype=np.int64)[rows]
+    sub, rows = (
+        restrict(ds, mask)
+        if image_mask is not None
+        else (ds, np.arange(len(ds.pred), dtype=np.int64))
+    )
+    keys = rows if pred_keys is None else np.asarray(pred_keys, dtype=np.int64)[rows]
     opts = run_options(protocol, options)
     ev = get_protocol(protocol).run(sub, opts)
     header = {
@@ -126,7 +135,7 @@ def coco_params_json(p: Any) -> dict[str, Any]:
         "iou_thrs": [float(t) for t in p.iou_thrs],
         "rec_thrs": [float(r) for r in p.rec_thrs],
         "max_dets": [int(m) for m in p.max_dets],
-        "area_rngs": [[n, float(lo), float(hi)] for n, lo, hi in p.area_rngs],
+        "area_rngs": [[n, lo, hi] for n, lo, hi in p.area_rngs],  # ints stay ints (JSON)
         "honor_ignore": bool(p.honor_ignore),
         "op_iou_thr": float(p.op_iou_thr),
         "score_thr": None if p.score_thr is None else float(p.score_thr),

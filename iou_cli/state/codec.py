@@ -76,7 +76,13 @@ def to_bytes(state: PartialState) -> bytes:
         dt = arr.dtype.newbyteorder("<") if arr.dtype.byteorder == ">" else arr.dtype
         raw = arr.astype(dt).tobytes()
         specs.append(
-            {"name": name, "dtype": dt.str, "shape": list(arr.shape), "offset": offset, "nbytes": len(raw)}
+            {
+                "name": name,
+                "dtype": dt.str,
+                "shape": list(arr.shape),
+                "offset": offset,
+                "nbytes": len(raw),
+            }
         )
         blobs.append(raw)
         offset += len(raw)
@@ -117,13 +123,18 @@ def from_bytes(data: bytes, source: str = "") -> PartialState:
         raise InputError(src, None, f"{what}: {len(data)} bytes, the header says {expected}")
     body = data[:-_SUM]
     if hashlib.sha256(body).digest() != data[-_SUM:]:
-        raise InputError(src, "checksum", "corrupt: the SHA-256 checksum does not match the content")
+        raise InputError(
+            src, "checksum", "corrupt: the SHA-256 checksum does not match the content"
+        )
     base = _HEAD.size + head_len
     arrays: dict[str, npt.NDArray[Any]] = {}
     for s in specs:
         start = base + int(s["offset"])
         arrays[s["name"]] = np.frombuffer(
-            data, dtype=np.dtype(s["dtype"]), count=int(np.prod(s["shape"], dtype=np.int64)), offset=start
+            data,
+            dtype=np.dtype(s["dtype"]),
+            count=int(np.prod(s["shape"], dtype=np.int64)),
+            offset=start,
         ).reshape(s["shape"])
     extra = {k: int(v) for k, v in header.pop("extra", {}).items()}
     header.pop("n_predictions", None)

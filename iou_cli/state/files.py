@@ -48,6 +48,7 @@ def merge_result(paths: Sequence[str], *, allow_overlap: bool = False) -> Result
     state = merge_partials(paths, allow_overlap=allow_overlap)
     n_all = int(state.header["n_images"])
     res = result(state)
+    res.warnings.extend(state.header.get("warnings") or [])  # the inputs' (from the parts)
     covered = int(state.images.shape[0])
     res.info.append(
         f"merged {len(paths)} partial file(s): {len(state):,} evaluated predictions, "
@@ -56,12 +57,7 @@ def merge_result(paths: Sequence[str], *, allow_overlap: bool = False) -> Result
     if covered < n_all:
         res.warnings.append(
             f"the parts cover {covered:,} of the ground truth's {n_all:,} images: the other "
-            "images' ground truths are not counted (a shard is missing?)"
+            "images' ground truths are not counted (is a shard missing?)"
         )
+    res.meta = {"inputs": state.header.get("inputs")}
     return res
-
-
-def partial_bytes(state: PartialState) -> bytes:
-    from .codec import to_bytes
-
-    return to_bytes(state)

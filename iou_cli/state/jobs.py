@@ -53,27 +53,73 @@ def _work(w: int) -> bytes:
     job = _JOB
     ds: Dataset = job["ds"]
     mask = shard_mask(len(ds.images), w, job["n"])
+    if job["mask"] is not None:
+        mask &= job["mask"]
     state = build_state(ds, job["protocol"], job["options"], image_mask=mask, fp=job["fp"])
     return to_bytes(state)
 
 
 def parallel_state(
-    ds: Dataset, protocol: str, options: Mapping[str, Any], jobs: int
+    ds: Dataset,
+    protocol: str,
+    options: Mapping[str, Any],
+    jobs: int,
+    image_mask: np.ndarray | None = None,
 ) -> PartialState:
-    """The state of the whole ``ds``, matched by ``jobs`` worker processes (see the module
-    docstring); ``jobs`` 1 (or no ``fork``) matches here."""
+    """The state of ``ds`` (of the images ``image_mask`` marks; default all), matched by
+    ``jobs`` worker processes (see the module docstring); ``jobs`` 1 (or no ``fork``)
+    matches here."""
     from .build import build_state, fingerprint
 
     n = min(resolve_jobs(jobs), max(len(ds.images), 1))
     fp = fingerprint(ds)
     if n <= 1 or not can_fork():
-        return build_state(ds, protocol, options, fp=fp)
+        return build_state(ds, protocol, options, image_mask=image_mask, fp=fp)
     from .codec import from_bytes
 
-    _JOB.update(ds=ds, protocol=protocol, options=dict(options), n=n, fp=fp)
+    _JOB.update(ds=ds, protocol=protocol, options=dict(options), n=n, fp=fp, mask=image_mask)
     try:
         with multiprocessing.get_context("fork").Pool(n) as pool:
             parts = pool.map(_work, range(n), chunksize=1)
     finally:
         _JOB.clear()
     return merge_states([from_bytes(b, f"worker {w + 1}") for w, b in enumerate(parts)])
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``--shard K/N`` (1 <= K <= N)."""
+    k, sep, n = text.partition("/")
+    try:
+        kk, nn = int(k), int(n)
+    except ValueError:
+        kk = nn = 0
+    if not sep or not (1 <= kk <= nn):
+        raise UsageError(f"--shard: expected K/N with 1 <= K <= N (such as 2/8), got {text!r}")
+    return kk, nn
+
+
+def shard_state(
+    ds: Dataset,
+    protocol: str,
+    options: Mapping[str, Any],
+    shard: tuple[int, int] | None,
+    jobs: int = 1,
+) -> PartialState:
+    """The state of shard ``(k, n)`` of ``ds`` (every ``n``-th image from the ``k``-th,
+    1-based, in the ground truth's image order; None: every image)."""
+    mask = None
+    if shard is not None:
+        k, n = shard
+        if not (1 <= k <= n):
+            raise UsageError(f"--shard: expected K/N with 1 <= K <= N, got {k}/{n}")
+        mask = shard_mask(len(ds.images), k - 1, n)
+    state = parallel_state(ds, protocol, options, jobs, image_mask=mask)
+    state.header["shard"] = None if shard is None else f"{shard[0]}/{shard[1]}"
+    return state
+
+
+def parallel_result(ds: Dataset, protocol: str, options: Mapping[str, Any], jobs: int) -> Any:
+    """The Result of ``ds`` matched by ``jobs`` workers and reduced here."""
+    from .reduce import result
+
+    return result(parallel_state(ds, protocol, options, jobs))

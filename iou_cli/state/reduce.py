@@ -66,7 +66,7 @@ def _coco_params(h: dict[str, Any]) -> Any:
         iou_thrs=np.asarray(p["iou_thrs"], dtype=np.float64),
         rec_thrs=np.asarray(p["rec_thrs"], dtype=np.float64),
         max_dets=tuple(int(m) for m in p["max_dets"]),
-        area_rngs=tuple((str(n), float(lo), float(hi)) for n, lo, hi in p["area_rngs"]),
+        area_rngs=tuple((str(n), lo, hi) for n, lo, hi in p["area_rngs"]),
         honor_ignore=bool(p["honor_ignore"]),
         op_iou_thr=float(p["op_iou_thr"]),
         score_thr=p["score_thr"],
@@ -133,7 +133,7 @@ def _coco(state: PartialState) -> Evaluation:
             det_category=cat,
             det_score=score,
             det_image=image,
-            det_out=all_ig,
+            det_out=np.asarray(all_ig, dtype=bool),
             cand=cand,
             gt=np.where(tp_c, 0, -1).astype(np.int64),
             iou=iou,
@@ -203,7 +203,9 @@ def _voc(state: PartialState) -> Evaluation:
     n_gt = state.counts["n_gt"]
     ds = skeleton(state)
     gt_cat = np.repeat(np.arange(K, dtype=np.int64), n_gt)
-    ds.gt = Boxes.build(np.zeros((gt_cat.shape[0], 4)), image=np.zeros_like(gt_cat), category=gt_cat)
+    ds.gt = Boxes.build(
+        np.zeros((gt_cat.shape[0], 4)), image=np.zeros_like(gt_cat), category=gt_cat
+    )
     ds.pred = Boxes.build(
         np.zeros((order.shape[0], 4)),
         image=state.image[order],

@@ -35,7 +35,9 @@ def test_bytes_round_trip_and_merge_equal_one_shot(scene: Any) -> None:
     gt, dets = scene
     one = evaluate(copy.deepcopy(dets), copy.deepcopy(gt))
     a, b = halves(gt, dets)
-    merged = Evaluator.merge([Evaluator.from_bytes(b.to_bytes()), Evaluator.from_bytes(a.to_bytes())])
+    merged = Evaluator.merge(
+        [Evaluator.from_bytes(b.to_bytes()), Evaluator.from_bytes(a.to_bytes())]
+    )
     res = merged.compute()
     assert res.summary == one.summary and res.per_class == one.per_class
     assert a.to_bytes() == to_bytes(from_bytes(a.to_bytes()))  # stable encoding
@@ -52,7 +54,9 @@ def test_file_layout_is_readable_without_iou_eval(scene: Any) -> None:
     s = spec["score"]
     score = np.frombuffer(data, dtype=s["dtype"], count=s["shape"][0], offset=base + s["offset"])
     ptr = spec["class_ptr"]
-    class_ptr = np.frombuffer(data, dtype=ptr["dtype"], count=ptr["shape"][0], offset=base + ptr["offset"])
+    class_ptr = np.frombuffer(
+        data, dtype=ptr["dtype"], count=ptr["shape"][0], offset=base + ptr["offset"]
+    )
     assert class_ptr[-1] == score.shape[0] == header["n_predictions"]
     assert header["protocol"] == "coco" and header["fingerprint"].startswith("sha256:")
 
@@ -65,7 +69,9 @@ def test_bytes_per_prediction_at_most_32() -> None:
     data = ev.to_bytes()
     header = json.loads(data[16 : 16 + struct.unpack_from("<8sII", data)[2]])
     per_pred = sum(
-        s["nbytes"] for s in header["arrays"] if s["name"] in ("score", "image", "rank", "bits", "iou")
+        s["nbytes"]
+        for s in header["arrays"]
+        if s["name"] in ("score", "image", "rank", "bits", "iou")
     )
     assert len(state) > 1000
     assert per_pred / len(state) <= 32  # the state's own cost (header and counts apart)
@@ -120,7 +126,9 @@ def test_mixed_ground_truths_and_parameters_are_refused(scene: Any) -> None:
     with pytest.raises(InputError, match="different ground truth"):
         Evaluator.merge([a, Evaluator.from_bytes(b.to_bytes(), "b.iou")])
     _, c = halves(gt, dets, iou_thr=0.75)
-    with pytest.raises(InputError, match=r"different parameters \(op_iou_thr: 0.75 here, 0.5 there\)"):
+    with pytest.raises(
+        InputError, match=r"different parameters \(op_iou_thr: 0.75 here, 0.5 there\)"
+    ):
         Evaluator.merge([a, Evaluator.from_bytes(c.to_bytes(), "c.iou")])
     _, v = halves(gt, dets, protocol="voc")
     with pytest.raises(InputError, match="different protocol"):
@@ -182,4 +190,6 @@ def test_usage_errors(scene: Any) -> None:
     with pytest.raises(UsageError, match="no ground truth"):
         ev.update(dets)
     with pytest.raises(UsageError, match="no image_id"):
-        Evaluator(copy.deepcopy(gt)).update([{"boxes": np.zeros((0, 4)), "scores": [], "labels": []}])
+        Evaluator(copy.deepcopy(gt)).update(
+            [{"boxes": np.zeros((0, 4)), "scores": [], "labels": []}]
+        )
