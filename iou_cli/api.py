@@ -165,6 +165,9 @@ def evaluate(
     from .protocols import get_protocol, resolve_options
 
     resolve_options(get_protocol(protocol), options)  # option errors before any reading
+    from .state.jobs import resolve_jobs
+
+    jobs = resolve_jobs(jobs)
     from .analysis.run import AnalysisOptions
     from .analysis.run import check as check_analyses
 
@@ -192,6 +195,7 @@ def evaluate(
         image_map=image_map,
         voc_origin=voc_origin,
         progress=progress,
+        jobs=jobs,
     )
     ds = load_pair(predictions, ground_truth, opts)
     if classes or image_ids or class_agnostic:
@@ -228,6 +232,7 @@ def load_options(
     image_map: str | None,
     voc_origin: int,
     progress: Callable[[str, int, int], None] | None = None,
+    jobs: int = 1,
 ) -> LoadOptions:
     """The loaders' options of a run (every verb that reads a prediction/ground-truth pair
     builds them here), ``--voc-origin`` checked."""
@@ -248,6 +253,7 @@ def load_options(
         image_map=image_map,
         voc_origin=voc_origin,
         protocol=protocol,
+        jobs=jobs,
     )
 
 

@@ -31,6 +31,7 @@ class LoadOptions:
     protocol: str | None = None  # the evaluation's protocol: which sizes are needed
     # progress(side, done, total): called while reading many files (CLI draws a bar)
     progress: Callable[[str, int, int], None] | None = None
+    jobs: int = 1  # processes decoding a big COCO results list (--jobs, issue 24)
 
     def names_for(self, role: str) -> str | None:
         """The class-names file of one side: its own (``--pred-names``/``--gt-names``),

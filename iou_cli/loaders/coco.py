@@ -199,11 +199,14 @@ def _xywh_columns(bbox: np.ndarray, path: str, prefix: str) -> tuple[np.ndarray,
     return xyxy, area
 
 
-def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None) -> Side:
-    """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``."""
+def load_coco(
+    path: str, *, role: str, iou_type: str = "bbox", data: Any = None, jobs: int = 1
+) -> Side:
+    """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``; ``jobs``
+    processes decode a big results list."""
     if data is None and role == "pred" and iou_type == "bbox" and not os.path.isdir(path):
         raw = read_bytes(path)
-        cols = read_results(raw)  # a plain results list straight to columns, else None
+        cols = read_results(raw, jobs)  # a plain results list straight to columns, else None
         if cols is not None:
             side = _results_side(path, _fast_columns(cols), len(cols["score"]))
             if b'"file_name"' in raw:  # Ultralytics predictions.json: file_name on every row
@@ -535,6 +538,6 @@ def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bo
     """The registry's reader: a COCO JSON file (dataset or results list; ``-``: stdin)."""
     if path != "-" and os.path.isdir(path):
         raise InputError(path, None, "COCO input is a JSON file, not a folder")
-    side = load_coco(path, role=role, iou_type=opts.iou_type)
+    side = load_coco(path, role=role, iou_type=opts.iou_type, jobs=opts.jobs)
     side.read_paths = [path]
     return side
