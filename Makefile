@@ -63,6 +63,7 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 1 --tools iou-eval,iou-eval+analyses
 	$(BIN)/python bench/lvis_bench.py
 	$(BIN)/python bench/compare.py
+	$(BIN)/python bench/jobs.py --scale 10
 
 bench-10x: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 10
