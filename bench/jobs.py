@@ -63,21 +63,26 @@ def _tree(root: int) -> list[int]:
     return out
 
 
-def run_tree(cmd: list[str]) -> tuple[float, float, str]:
-    """(wall s, peak summed PSS MiB of the process tree, stdout)."""
+def run_tree(cmd: list[str]) -> tuple[float, float, float, str]:
+    """(wall s, peak summed PSS MiB of the process tree, CPU s of the tree, stdout)."""
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
         peak = 0
-        while proc.poll() is None:
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
             peak = max(peak, sum(_pss_kib(p) for p in _tree(proc.pid)))
             time.sleep(0.02)
         wall = time.perf_counter() - t0
         out.seek(0)
         text = out.read().decode()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}")
-    return wall, peak / 1024, text
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {code}")
+    # the rusage of a reaped child includes the children it reaped (the workers)
+    return wall, peak / 1024, usage.ru_utime + usage.ru_stime, text
 
 
 def _same(a: str, b: str) -> bool:
@@ -96,25 +101,29 @@ def main() -> None:
     args = ap.parse_args()
     preds, gt = gen.ensure(args.scale, args.seed)
     base = [EXE, preds, gt, "-o", "json", "-q"]
-    res: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
+    res: dict[int, list[tuple[float, float, float]]] = {1: [], 2: []}
     ref = None
     for _ in range(args.runs):
         for jobs in (1, 2):
-            wall, mem, out = run_tree([*base, "--jobs", str(jobs)])
+            wall, mem, cpu, out = run_tree([*base, "--jobs", str(jobs)])
             if ref is None:
                 ref = out
             elif not _same(ref, out):
                 raise SystemExit(f"--jobs {jobs}: the report differs from --jobs 1")
-            res[jobs].append((wall, mem))
+            res[jobs].append((wall, mem, cpu))
 
     def med(jobs: int, i: int) -> float:
         return statistics.median(x[i] for x in res[jobs])
 
     t1, t2, m1, m2 = med(1, 0), med(2, 0), med(1, 1), med(2, 1)
+    c1, c2 = med(1, 2), med(2, 2)
+    load = os.getloadavg()[0]
     print(
         f"Scale {args.scale}x, --jobs 2 vs --jobs 1 ({args.runs} run(s), median; reports equal): "
-        f"time {t2:.1f} s vs {t1:.1f} s = {t2 / t1:.2f}x (goal <= 0.65x); peak memory of all "
-        f"processes (PSS) {m2:.0f} MiB vs {m1:.0f} MiB = {m2 / m1:.2f}x (goal <= 1.5x)"
+        f"time {t2:.1f} s vs {t1:.1f} s = {t2 / t1:.2f}x (goal <= 0.65x); CPU {c2:.1f} s vs "
+        f"{c1:.1f} s = {c2 / c1:.2f}x; peak memory of all processes (PSS) {m2:.0f} MiB vs "
+        f"{m1:.0f} MiB = {m2 / m1:.2f}x (goal <= 1.5x); load average {load:.1f} on "
+        f"{os.cpu_count()} cores (wall times need an idle machine)"
     )
 
     # partial bytes per prediction, and merge of N shards (written by the library: one load)
@@ -157,7 +166,7 @@ def main() -> None:
             n_rows += len(state)
         whole = to_bytes(build_state(ds, "coco", options, fp=fp))
         n_all = n_rows
-        wall, mem, out = run_tree([EXE, "merge", *paths, "-o", "json", "-q"])
+        wall, mem, _, out = run_tree([EXE, "merge", *paths, "-o", "json", "-q"])
         ok = ref is not None and _same(ref, out)
     del ds
     print(

@@ -96,14 +96,12 @@ def _coco(state: PartialState, jobs: int = 1) -> Evaluation:
     score = state.score[order]
     image = state.image[order]
     rank = state.rank[order]
-    flags = state.flags()
     n = order.shape[0]
-    op_tp_rows = flags[:, int(lay["iou_flag"])]  # area "all" is the first of the layout
+    op_tp_rows = _flag_rows(state.bits, int(lay["iou_flag"]), 1)[0]  # area "all" is first
     iou_dense = np.zeros(n, dtype=np.float64)
     iou_dense[op_tp_rows] = state.iou
     iou_dense = iou_dense[order]
-    # one row per flag (each area's thresholds are then contiguous rows: fast reductions)
-    flags = np.take(np.ascontiguousarray(flags.T), order, axis=1)
+    bits = state.bits[order]  # packed; each area unpacks only its own flags
     score_order = _by_score(score)
     det = np.arange(n, dtype=np.int64)
     n_pos = state.counts["n_pos"]
@@ -118,7 +116,7 @@ def _coco(state: PartialState, jobs: int = 1) -> Evaluation:
     scores = np.full((T, R, K, A, len(p_at)), -1.0)
     base = _acc_order(cat, np.zeros(0, dtype=np.int64), K, score_order)  # once, not per area
     ctx = _AreaWork(
-        flags, A_state, Tp, T, K, op_t, iou_dense, thr_arr, det, rank, cat, score, image,
+        bits, A_state, Tp, T, K, op_t, iou_dense, thr_arr, det, rank, cat, score, image,
         n_pos, areas, params, p_at, base,
     )  # fmt: skip
     a_of = {nm: i for i, (nm, _, _) in enumerate(params.area_rngs)}
@@ -214,11 +212,19 @@ def _voc(state: PartialState) -> Evaluation:
     )
 
 
+def _flag_rows(bits: npt.NDArray[np.uint8], first: int, count: int) -> npt.NDArray[np.bool_]:
+    """Flags ``first .. first + count - 1`` of packed rows, one row per flag ``(count, n)``
+    (only the bytes holding them are unpacked)."""
+    b0, b1 = first // 8, (first + count - 1) // 8 + 1
+    sub = np.unpackbits(bits[:, b0:b1], axis=1)[:, first - 8 * b0 : first - 8 * b0 + count]
+    return np.ascontiguousarray(sub.T).astype(bool)
+
+
 @dataclass
 class _AreaWork:
     """What accumulating one area range needs (shared with forked workers)."""
 
-    flags: npt.NDArray[np.bool_]
+    bits: npt.NDArray[np.uint8]
     A: int
     Tp: int
     T: int
@@ -244,8 +250,8 @@ def _area(c: _AreaWork, ai: int) -> tuple[MatchTable | None, FloatArray, FloatAr
     from ..protocols.coco import AccOrder, accumulate
 
     Tp, A = c.Tp, c.A
-    tp = c.flags[ai * Tp : (ai + 1) * Tp]  # (Tp, n)
-    ig = c.flags[A * Tp + ai * Tp : A * Tp + (ai + 1) * Tp]
+    tp = _flag_rows(c.bits, ai * Tp, Tp)  # (Tp, n)
+    ig = _flag_rows(c.bits, A * Tp + ai * Tp, Tp)
     all_fp = ~np.logical_or.reduce(tp | ig, axis=0)
     all_ig = np.logical_and.reduce(ig, axis=0)
     is_cand = ~(all_fp | all_ig)
