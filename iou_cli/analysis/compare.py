@@ -23,12 +23,15 @@ import json
 import math
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..options import RunOptions
 
 METHOD = "paired bootstrap over images (percentile interval)"
 
@@ -237,9 +240,8 @@ def _class_rows(
     return out
 
 
-def class_key(protocol: str | None) -> str:
-    """The per-class metric compared: AP for every protocol."""
-    return "AP"
+# the per-class metric compared: AP for every protocol (the JSON's params.class_key)
+CLASS_KEY = "AP"
 
 
 # --------------------------------------------------------------------------- reports
@@ -319,7 +321,7 @@ def compare_reports(path_a: str, path_b: str) -> Comparison:
     if only:
         warnings.append(f"keys in only one report, not compared: {', '.join(only)}")
     metrics = {k: _entry(sa[k], sb[k], None, 0.95) for k in keys}
-    ckey = class_key(proto_a)
+    ckey = CLASS_KEY
     rows = list(doc_a["per_class"]) + list(doc_b["per_class"])
     if rows and not any(ckey in r for r in rows):  # e.g. `segment`/`labels` reports: IoU
         ckey = next((k for k in ("IoU", "mAP") if any(k in r for r in rows)), ckey)
@@ -376,7 +378,7 @@ def compare_predictions(
     if bootstrap > 0 and scorer is not None:
         sc_a, sc_b = scorer(ds_a, res_a), scorer(ds_b, res_b)
         if sc_a is not None and sc_b is not None:
-            from .bootstrap import paired_deltas
+            from .scorers import paired_deltas
 
             samples, class_samples = paired_deltas(
                 sc_a, sc_b, n_images=len(ds_a.images), n_samples=bootstrap, seed=seed
@@ -387,7 +389,7 @@ def compare_predictions(
         k: _entry(sa.get(k), sb.get(k), samples.get(k) if n_done else None, confidence) for k in sa
     }
     protocol = res_a.params.get("protocol")
-    ckey = class_key(protocol)
+    ckey = CLASS_KEY
     per_class = _class_rows(
         res_a.per_class, res_b.per_class, ckey, class_samples if n_done else None, confidence
     )
@@ -430,34 +432,17 @@ def check_bootstrap_options(bootstrap: int, confidence: float) -> None:
 
 def compare(
     paths: Sequence[str],
+    options: RunOptions | None = None,
     *,
     gates: Sequence[WorseGate] = (),
     bootstrap: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
-    protocol: str = "coco",
-    iou_type: str = "bbox",
-    iou_thr: float = 0.5,
-    score_thr: float | None = None,
-    max_dets: Sequence[int] | None = None,
-    iou_thrs: Sequence[float] | None = None,
-    honor_ignore: bool = False,
-    plus_one: bool = False,
-    pred_format: str | None = None,
-    gt_format: str | None = None,
-    names: str | None = None,
-    gt_names: str | None = None,
-    pred_names: str | None = None,
-    images: str | None = None,
-    image_size: tuple[float, float] | None = None,
-    unknown: str = "error",
-    split: str | None = None,
-    image_map: str | None = None,
-    voc_origin: int = 0,
+    **keywords: Any,
 ) -> Comparison:
-    """``[PRED_A, PRED_B, GROUND_TRUTH]`` (any input format, the default verb's options) or
-    ``[REPORT_A, REPORT_B]`` (saved ``-o json`` reports). ``gates`` are checked for known
-    keys before any work (checking them is :func:`check_gates`)."""
+    """``[PRED_A, PRED_B, GROUND_TRUTH]`` (any input format; ``options`` or keywords as
+    ``api.evaluate``'s) or ``[REPORT_A, REPORT_B]`` (saved ``-o json`` reports). ``gates``
+    are checked for known keys before any work (checking them is :func:`check_gates`)."""
     if len(paths) == 2:
         not_reports = [p for p in paths if not looks_like_report(p)]
         if not_reports:
@@ -475,66 +460,27 @@ def compare(
             "compare: expected PRED_A PRED_B GROUND_TRUTH or REPORT_A REPORT_B, got "
             f"{len(paths)} path(s)"
         )
-    from ..api import check_options, evaluate_dataset, load_options, load_pair, summary_keys
+    from ..api import _run_options, evaluate_dataset, load_pair
+    from ..protocols import get_protocol
 
-    check_options(
-        protocol=protocol,
-        iou_type=iou_type,
-        iou_thr=iou_thr,
-        score_thr=score_thr,
-        max_dets=max_dets,
-        iou_thrs=iou_thrs,
-        unknown=unknown,
-        formats=(pred_format, gt_format),
-    )
+    run = _run_options(options, keywords)
+    run.validate()
     check_bootstrap_options(bootstrap, confidence)
-    opts = load_options(
-        protocol=protocol,
-        iou_type=iou_type,
-        pred_format=pred_format,
-        gt_format=gt_format,
-        names=names,
-        gt_names=gt_names,
-        pred_names=pred_names,
-        images=images,
-        image_size=image_size,
-        unknown=unknown,
-        split=split,
-        image_map=image_map,
-        voc_origin=voc_origin,
-    )
-    # the default verb's protocol options (None / False = not given), so a and b are its
-    # values; COCO keeps every area range's match table for the bootstrap
-    protocol_options: dict[str, Any] = {
-        "max_dets": max_dets,
-        "iou_thrs": iou_thrs,
-        "honor_ignore": honor_ignore,
-        "plus_one": plus_one,
-    }
-    keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
-    check_gate_keys(gates, keys)  # option and key errors before the work
-
-    keep = {"keep_tables": True} if protocol in ("coco", "lvis") and bootstrap > 0 else {}
+    opts = run.loader_options()
+    check_gate_keys(gates, run.summary_keys())  # option and key errors before the work
+    spec = get_protocol(run.protocol)
+    # the evaluations the bootstrap re-scores keep what it needs (COCO: every area range's
+    # match table)
+    if bootstrap > 0 and spec.bootstrap_options:
+        run = replace(run, params=replace(run.params, **spec.bootstrap_options))
 
     def evaluate(ds: Any) -> Any:
-        return evaluate_dataset(
-            ds,
-            protocol=protocol,
-            iou_type=iou_type,
-            iou_thr=iou_thr,
-            score_thr=score_thr,
-            **protocol_options,
-            **keep,
-        )
+        return evaluate_dataset(ds, run)
 
     def scorer(ds: Any, result: Any) -> Any:
-        from .bootstrap import coco_scorer, voc_scorer
+        from .scorers import scorer_for
 
-        if protocol in ("coco", "lvis"):
-            return coco_scorer(ds, result)
-        return voc_scorer(
-            ds, result, iou_thr=iou_thr, use_07=protocol == "voc07", plus_one=plus_one
-        )
+        return scorer_for(spec.bootstrap, ds, result, run)
 
     return compare_predictions(
         paths[0],

@@ -9,40 +9,12 @@ COCO ones, or ``--iou-thr``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import UsageError
-
-
-@dataclass
-class AnalysisOptions:
-    tide: bool = False
-    confusion: bool = False
-    per_image: bool = False
-    calibration: bool = False
-    tide_pos_thr: float = 0.5
-    tide_bg_thr: float = 0.1
-
-    @property
-    def any(self) -> bool:
-        return self.tide or self.confusion or self.per_image or self.calibration
-
-
-def check(opts: AnalysisOptions, protocol: str) -> None:
-    """Option errors, before any reading."""
-    if not (0.0 < opts.tide_pos_thr <= 1.0):
-        raise UsageError(f"--tide-pos-thr: expected a number in (0, 1], got {opts.tide_pos_thr}")
-    if not (0.0 <= opts.tide_bg_thr < opts.tide_pos_thr):
-        raise UsageError(
-            f"--tide-bg-thr: expected a number in [0, --tide-pos-thr), got {opts.tide_bg_thr}"
-        )
-    if opts.tide and protocol != "coco":
-        raise UsageError(
-            f"--tide re-scores through the COCO AP; it needs --protocol coco (got {protocol})"
-        )
+from ..options import AnalysisOptions
 
 
 def _thr_index(table: Any, thr: float, option: str) -> int:
@@ -94,7 +66,7 @@ def analyze(result: Any, opts: AnalysisOptions) -> None:
     ev = result.evaluation
     if ev is None:
         raise UsageError("the analyses need an evaluation (result.evaluation is None)")
-    check(opts, ev.protocol)
+    opts.validate(ev.protocol)
     if not opts.any and result.matches is None:
         return
     ds, table = ev.dataset, ev.table

@@ -43,6 +43,24 @@ from .params import (
 from .stdio import PROG, StdoutFailed, console, stderr_line, warn, write_stdout
 from .visuals import check_visuals, write_compare_report
 
+# parameters of the compare verb that are not options of the run
+CLI_ONLY = frozenset(
+    {
+        "inputs",
+        "bootstrap",
+        "seed",
+        "confidence",
+        "fail_if_worse",
+        "significant_only",
+        "output",
+        "per_class",
+        "tp_iou",
+        "report",
+        "quiet",
+        "debug",
+    }
+)
+
 COMPARE_EXAMPLES = """Examples:
   iou-eval compare a.json b.json gt.json         # A vs B, bootstrap CIs
   iou-eval compare a.json b.json gt.json --fail-if-worse AP=0.01
@@ -107,38 +125,27 @@ def compare_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """Compare B with A: deltas, paired bootstrap CIs over images, a regression gate."""
+    given = dict(locals())  # the parameters, by name: first, before any other local
     from ..analysis import compare as cmp
+    from ..options import RunOptions
     from ..text import term
 
     out = resolve_output(output)
     gates = cmp.parse_gates(fail_if_worse)
-    md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
+    given.update(
+        iou_thr=tp_iou_value(tp_iou, iou_thr),
+        max_dets=parse_int_list(max_dets, "--max-dets") if max_dets is not None else None,
+        iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
+        image_size=parse_image_size(image_size),
+    )
     check_visuals(None, report, list(inputs))  # before the work
     comparison = cmp.compare(
         inputs,
+        RunOptions.build(given, ignore=CLI_ONLY),
         gates=gates,
         bootstrap=bootstrap,
         seed=seed,
         confidence=confidence,
-        protocol=protocol,
-        iou_type=iou_type,
-        iou_thr=tp_iou_value(tp_iou, iou_thr),
-        score_thr=score_thr,
-        max_dets=md,
-        iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
-        honor_ignore=honor_ignore,
-        plus_one=plus_one,
-        pred_format=pred_format,
-        gt_format=gt_format,
-        names=names,
-        gt_names=gt_names,
-        pred_names=pred_names,
-        images=images,
-        image_size=parse_image_size(image_size),
-        unknown=unknown,
-        split=split,
-        image_map=image_map,
-        voc_origin=voc_origin,
     )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if report is not None:

@@ -641,7 +641,7 @@ def write_plots(
     input's folder or over an input.
     """
     from ..errors import OutputError
-    from .outputs import check_target, write_atomic_bytes
+    from .outputs import check_target, write_atomic
 
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise OutputError(f"{out_dir}: exists and is not a folder")
@@ -657,6 +657,6 @@ def write_plots(
     for stem, _caption, fig in figures(result, curves):
         for ext, data in (("png", png(fig)), ("svg", svg(fig))):
             path = os.path.join(out_dir, f"{stem}.{ext}")
-            write_atomic_bytes(path, data, inputs)
+            write_atomic(path, data, inputs)
             written.append(path)
     return written

@@ -108,7 +108,7 @@ def test_multiplicities_are_seeded_and_sum_to_n() -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_unit_weights_give_the_exact_summary_and_class_ap(seed: int) -> None:
-    from iou_cli.analysis.bootstrap import CocoScorer
+    from iou_cli.analysis.scorers import CocoScorer
     from tests.oracle.pycoco import STAT_KEYS, per_class_ap, stats_of
 
     gt, dets = random_scene(300 + seed, n_images=15, n_cats=5)
@@ -156,7 +156,7 @@ def test_voc_unit_weights_are_the_single_run(protocol: str) -> None:
     point (the single run is pinned to the devkit by the VOC oracle tests)."""
     from pathlib import Path
 
-    from iou_cli.analysis.bootstrap import voc_scorer
+    from iou_cli.analysis.scorers import voc_scorer
     from iou_cli.api import evaluate_dataset, load_pair
     from iou_cli.options import LoadOptions
 
@@ -188,7 +188,7 @@ def test_voc_integer_weights_are_the_duplicated_image_set(
     set with copies (to float summation order)."""
     import json
 
-    from iou_cli.analysis.bootstrap import voc_scorer
+    from iou_cli.analysis.scorers import voc_scorer
     from iou_cli.api import evaluate_dataset, load_pair
     from iou_cli.options import LoadOptions
 
@@ -243,7 +243,7 @@ def test_unit_weights_on_our_match_tables_are_the_single_run(tmp_path, seed: int
     rounding (fast path), the operating point and the per-class AP."""
     import json
 
-    from iou_cli.analysis.bootstrap import coco_scorer
+    from iou_cli.analysis.scorers import coco_scorer
     from iou_cli.api import evaluate_dataset, load_pair
     from iou_cli.options import LoadOptions
 
@@ -281,7 +281,7 @@ def test_lvis_unit_weights_are_the_single_run(tmp_path, seed: int) -> None:  # t
     image, APr/APc/APf): unit weights give the single run's 13 values bit for bit."""
     import json
 
-    from iou_cli.analysis.bootstrap import coco_scorer
+    from iou_cli.analysis.scorers import coco_scorer
     from iou_cli.api import evaluate_dataset, load_pair
     from iou_cli.options import LoadOptions
     from tests.oracle.lvisgen import random_lvis_scene

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iou_cli.analysis.bootstrap import CocoScorer, ScoreTable, paired_deltas
+from iou_cli.analysis.bootstrap import ScoreTable
+from iou_cli.analysis.scorers import CocoScorer, paired_deltas
 
 K = 3
 
