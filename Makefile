@@ -45,7 +45,7 @@ test-slow: $(TSTAMP) $(TIDECV)
 lint: $(TSTAMP)
 	$(BIN)/ruff check iou_cli tests bench
 	$(BIN)/ruff format --check iou_cli tests bench
-	$(BIN)/mypy iou_cli
+	$(BIN)/mypy iou_cli tests
 
 format: $(TSTAMP)
 	$(BIN)/ruff format iou_cli tests bench

@@ -157,7 +157,7 @@ def evaluate(
     ``class_agnostic`` evaluate as pycocotools with ``params.catIds`` / ``params.imgIds``
     restricted and ``params.useCats = 0``. Analyses: ``tide`` (``tide_pos_thr``,
     ``tide_bg_thr``), ``confusion``, ``per_image`` (with label-error candidates) and
-    ``calibration`` add sections to ``result.extra``; with ``matches`` the false-positive rows
+    ``calibration`` add sections to ``result.analyses``; with ``matches`` the false-positive rows
     carry their TIDE ``error`` and best-overlapping ground truth.
     """
     opts = _run_options(options, keywords)

@@ -84,7 +84,7 @@ class LoadOptions:
 
 @dataclass
 class AnalysisOptions:
-    """The analyses attached to a result (``result.extra``), read from its match table."""
+    """The analyses attached to a result (``result.analyses``), read from its match table."""
 
     tide: bool = False
     confusion: bool = False

@@ -64,8 +64,18 @@ class Result:
     meta: dict[str, Any] = field(default_factory=dict)
     # the typed evaluation behind the numbers (protocol verbs), with its match table
     evaluation: Evaluation | None = field(default=None, repr=False)
-    # further top-level JSON sections, in order (analyses: "tide", "curves", ...)
-    extra: dict[str, Any] = field(default_factory=dict)
+    # the analyses' sections, in order ("tide", "confusion", "per_image", "label_errors",
+    # "calibration", "curves"): top-level JSON sections under these keys
+    analyses: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """The old name of :attr:`analyses` (the same dict)."""
+        return self.analyses
+
+    @extra.setter
+    def extra(self, value: dict[str, Any]) -> None:
+        self.analyses = value
 
     @property
     def table(self) -> Any:

@@ -1,4 +1,4 @@
-"""Attach the requested analyses to a :class:`~iou_cli.result.Result` (``result.extra``).
+"""Attach the requested analyses to a :class:`~iou_cli.result.Result` (``result.analyses``).
 
 Everything is read from ``result.evaluation`` (its dataset and match table of area "all"):
 nothing is matched again. The operating point's analyses (confusion, per-image, label-error
@@ -59,7 +59,7 @@ def _baseline(ev: Any, thr: float) -> float | None:
 
 
 def analyze(result: Any, opts: AnalysisOptions) -> None:
-    """Fill ``result.extra`` with the requested sections and add the ``error`` columns to
+    """Fill ``result.analyses`` with the requested sections and add the ``error`` columns to
     ``result.matches`` (when there are matches)."""
     from .tide import classify
 
@@ -92,16 +92,16 @@ def analyze(result: Any, opts: AnalysisOptions) -> None:
             baseline=_baseline(ev, float(table.iou_thrs[t])),
             errors=op_err if t == op_t else None,
         )
-        result.extra["tide"] = section
+        result.analyses["tide"] = section
     if opts.confusion:
         from .confusion import confusion
 
-        result.extra["confusion"] = confusion(ds, table, op_err, score_thr=s_thr, iou_thr=op_thr)
+        result.analyses["confusion"] = confusion(ds, table, op_err, score_thr=s_thr, iou_thr=op_thr)
     if opts.per_image:
         from .per_image import label_errors, per_image
 
-        result.extra["per_image"] = per_image(ds, table, op_err, score_thr=s_thr)
-        result.extra["label_errors"] = label_errors(ds, table, op_err, score_thr=s_thr)
+        result.analyses["per_image"] = per_image(ds, table, op_err, score_thr=s_thr)
+        result.analyses["label_errors"] = label_errors(ds, table, op_err, score_thr=s_thr)
     if opts.calibration:
         from .calibration import calibration
 
@@ -109,7 +109,7 @@ def analyze(result: Any, opts: AnalysisOptions) -> None:
         gt, _iou, ign = table.dense(t)
         keep = ~ign
         labels = [ds.categories.label(k) for k in range(len(ds.categories))]
-        result.extra["calibration"] = calibration(
+        result.analyses["calibration"] = calibration(
             np.asarray(table.det_score, dtype=np.float64)[keep],
             (gt >= 0)[keep],
             np.asarray(table.det_category, dtype=np.int64)[keep],

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .output import resolve_output
+from .output import resolve_output, write_report
 from .params import (
     DebugOpt,
     GtFormatOpt,
@@ -40,7 +40,7 @@ from .params import (
     parse_int_list,
     tp_iou_value,
 )
-from .stdio import PROG, StdoutFailed, console, stderr_line, warn, write_stdout
+from .stdio import PROG, stderr_line, warn
 from .visuals import check_visuals, write_compare_report
 
 # parameters of the compare verb that are not options of the run
@@ -155,20 +155,7 @@ def compare_cmd(
             stderr_line(f"{PROG}: {term(line)}")
     for w in comparison.warnings:
         warn(term(w))
-    from ..report import compare as rc
-
-    if out == "json":
-        write_stdout(rc.to_json(comparison))
-    elif out == "csv":
-        write_stdout(rc.to_csv(comparison, per_class=per_class))
-    elif out == "markdown":
-        write_stdout(rc.to_markdown(comparison, per_class=per_class))
-    else:
-        try:  # closed pipe, full disk, COLUMNS=0: as every other verb
-            console().print(rc.render_table(comparison, per_class=per_class))
-        except OSError as exc:
-            raise StdoutFailed(exc) from None
-        write_stdout("")
+    write_report(comparison, out, per_class=per_class)
     status = 0
     for g in results:
         if g["failed"]:

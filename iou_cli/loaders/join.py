@@ -258,7 +258,8 @@ def _image_map(path: str) -> tuple[dict[Hashable, str], dict[Hashable, str]]:
     return ids, cats
 
 
-def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Side:
+# complexity: the results-list join: each way to find stems is one branch with its own info line
+def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Side:  # noqa: C901
     """Give a COCO results list file stems (and category names) so that it can meet any
     ground truth: by image id when every id is a ground-truth id, else by file stem (the
     rows' ``file_name``, ``--image-map``, or the id itself as Ultralytics writes it)."""

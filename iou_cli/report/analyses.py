@@ -252,3 +252,11 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
             t.add_row(rich_text(r["name"]), str(r["n"]), _short(r["ece"]), _short(r["mce"]))
         parts.append(t)
     return parts
+
+
+def csv_of(sections: dict[str, Any]) -> str | None:
+    """With -o csv, the table of the one analysis asked for (None: no analysis)."""
+    for name, _flag in SECTIONS:
+        if name in sections:
+            return csv_table(name, sections[name])
+    return None

@@ -127,7 +127,7 @@ def to_json(result: Result, *, ascii_only: bool = False) -> str:
     }
     if result.meta:
         doc["meta"] = json_ready(result.meta)
-    for key, section in result.extra.items():  # analyses' sections, in order
+    for key, section in result.analyses.items():  # analyses' sections, in order
         doc[key] = json_ready(section)
     return json_text(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=ascii_only)) + "\n"
 

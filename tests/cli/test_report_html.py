@@ -78,7 +78,7 @@ def evil_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     tmp = tmp_path_factory.mktemp("evil")
     pred, gt = _evil_inputs(tmp)
     result, cv = _evaluate(pred, gt)
-    result.extra = {  # type: ignore[attr-defined]
+    result.extra = {
         "confusion": {
             "labels": [EVIL, "car", "dog", "background"],
             "matrix": [[8, 0, 0, 1], [0, 5, 1, 0], [0, 1, 5, 2], [1, 3, 1, 0]],

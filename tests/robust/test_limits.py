@@ -8,6 +8,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def _write(folder: Path, name: str, data: str | bytes) -> str:
     return str(p)
 
 
-HOSTILE = {
+HOSTILE: dict[str, tuple[str, Callable[[], str | bytes], str]] = {
     # name: (file name, content, role)
     "deep-list-pred": ("deep.json", deep_json, "pred"),
     "deep-object-gt": ("deep.json", deep_object, "gt"),
