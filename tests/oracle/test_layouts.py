@@ -22,8 +22,8 @@ import pytest
 
 from iou_cli.api import evaluate
 from tests.conftest import DATA
+from tests.helpers import assert_one_error_line, run_cli
 from tests.oracle.pycoco import STAT_KEYS, pycoco_eval, stats_of
-from tests.robust._cli import assert_one_error_line, run_cli
 
 W, H = 512, 256
 # a name with a comma and one with quotes: a hand-written YAML parser got these wrong

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA
-from tests.robust._cli import ERROR_LINE
+from tests.helpers import ERROR_LINE
 from tests.robust.test_corpus import billion_laughs, deep_json, deep_object, quadratic_blowup
 
 GOOD = DATA / "bad" / "good"

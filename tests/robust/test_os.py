@@ -24,7 +24,7 @@ import pytest
 
 import iou_cli.loaders.files as files
 from tests.conftest import DATA
-from tests.robust._cli import ERROR_LINE, assert_one_error_line, run_cli
+from tests.helpers import ERROR_LINE, assert_one_error_line, run_cli
 
 GOOD = DATA / "bad" / "good"
 GT = str(GOOD / "coco_gt.json")

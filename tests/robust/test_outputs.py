@@ -18,7 +18,7 @@ import pytest
 
 import iou_cli.report.outputs
 from tests.conftest import DATA
-from tests.robust._cli import assert_one_error_line, run_cli
+from tests.helpers import assert_one_error_line, run_cli
 
 GOOD = DATA / "bad" / "good"
 OLD = "previous results, must survive\n"

@@ -16,7 +16,7 @@ from iou_cli.geometry.iou import iou
 from iou_cli.matching import candidate_pairs
 from iou_cli.options import LoadOptions
 from iou_cli.protocols import get_protocol, protocol_names
-from tests.cli.helpers import run
+from tests.helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
 GT = ROOT / "sample_data" / "coco" / "gt.json"

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from iou_cli.analysis.bootstrap import WeightedCoco, multiplicities
-from tests.analysis.pycoco_tables import duplicate_images, tables_from_pycoco
 from tests.oracle.cocogen import random_scene
 from tests.oracle.pycoco import pycoco_eval
+from tests.oracle.pycoco_tables import duplicate_images, tables_from_pycoco
 
 AREAS = ["all", "small", "medium", "large"]
 

@@ -1,4 +1,4 @@
-"""Issue 15: a new user's five traps and the friction list, tested as the user meets them.
+"""A new user's five traps and the friction list, tested as the user meets them.
 
 In-process runs (``run``) where only stdout/stderr/exit code matter; a subprocess where a real
 pipe, a FIFO, stdin, the current folder or a terminal of a given width matters.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import run
+from tests.helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
