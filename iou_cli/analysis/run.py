@@ -99,9 +99,10 @@ def analyze(result: Any, opts: AnalysisOptions) -> None:
         result.analyses["confusion"] = confusion(ds, table, op_err, score_thr=s_thr, iou_thr=op_thr)
     if opts.per_image:
         from .per_image import label_errors, per_image
+        from .sections import Rows
 
-        result.analyses["per_image"] = per_image(ds, table, op_err, score_thr=s_thr)
-        result.analyses["label_errors"] = label_errors(ds, table, op_err, score_thr=s_thr)
+        result.analyses["per_image"] = Rows(per_image(ds, table, op_err, score_thr=s_thr))
+        result.analyses["label_errors"] = Rows(label_errors(ds, table, op_err, score_thr=s_thr))
     if opts.calibration:
         from .calibration import calibration
 

@@ -38,6 +38,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .sections import TideBreakdown
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -328,7 +330,7 @@ def breakdown(
     iou_type: str = "bbox",
     baseline: float | None = None,
     errors: TideErrors | None = None,
-) -> tuple[dict[str, Any], TideErrors]:
+) -> tuple[TideBreakdown, TideErrors]:
     """The ``tide`` section and the per-prediction errors.
 
     ``table`` must hold ``pos_thr`` among its thresholds. ``rec_thrs`` defaults to
@@ -405,11 +407,11 @@ def breakdown(
         "FalsePos": int(np.count_nonzero(err.fp)),
         "FalseNeg": int(np.count_nonzero(err.unused)),
     }
-    section = {
-        "pos_thr": float(pos_thr),
-        "bg_thr": float(bg_thr),
-        "baseline": None if baseline is None else float(baseline),
-        "dAP": d_ap,
-        "count": count,
-    }
+    section = TideBreakdown(
+        pos_thr=float(pos_thr),
+        bg_thr=float(bg_thr),
+        baseline=None if baseline is None else float(baseline),
+        dAP=d_ap,
+        count=count,
+    )
     return section, err

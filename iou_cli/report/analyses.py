@@ -12,6 +12,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+from ..analysis.sections import plain
 from ..analysis.tide import MAIN, SPECIAL
 from ..text import csv_cell, md_cell, rich_text
 from .fmt import csv_value, md_table, number
@@ -86,6 +87,7 @@ def csv_table(name: str, section: Any) -> str:
 
 def to_markdown(extra: dict[str, Any]) -> str:
     """Markdown for every analysis section present (appended after the summary)."""
+    extra = plain(extra)
     out: list[str] = []
     tide = extra.get("tide")
     if tide is not None:
@@ -168,6 +170,8 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
     """rich renderables for every analysis section present (names as rich Text, never
     markup)."""
     from rich import box
+
+    extra = plain(extra)
     from rich.table import Table
     from rich.text import Text
 
@@ -240,6 +244,7 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
 
 def csv_of(sections: dict[str, Any]) -> str | None:
     """With -o csv, the table of the one analysis asked for (None: no analysis)."""
+    sections = plain(sections)
     for name, _flag in SECTIONS:
         if name in sections:
             return csv_table(name, sections[name])

@@ -55,6 +55,8 @@ def csv_value(v: Any) -> str:
 
 
 def json_ready(obj: Any) -> Any:
+    if hasattr(obj, "to_json"):  # a typed analysis section
+        obj = obj.to_json()
     if getattr(obj, "ndim", 0) > 0 and hasattr(obj, "tolist"):  # NumPy arrays
         obj = obj.tolist()
     if isinstance(obj, dict):

@@ -358,7 +358,9 @@ def evaluation_report(
 ) -> str:
     """The report of one evaluation: a ``Result`` (with ``extra`` confusion / tide /
     per_image sections when present) and its ``curves`` dict (``None``: no curve figures)."""
-    extra = getattr(result, "analyses", None) or {}
+    from ..analysis.sections import plain
+
+    extra = plain(getattr(result, "analyses", None) or {})
     inputs = inputs or {}
     if title is None:
         kind = "Instance segmentation" if result.params.get("iou_type") == "segm" else "Detection"

@@ -524,7 +524,9 @@ def png(fig: Any, dpi: int = 144) -> bytes:
 def figures(result: Any, curves: dict[str, Any] | None) -> list[tuple[str, str, Any]]:
     """(file stem, caption, figure) of every figure this result supports, in report order."""
     out: list[tuple[str, str, Any]] = []
-    extra = getattr(result, "analyses", None) or {}
+    from ..analysis.sections import plain
+
+    extra = plain(getattr(result, "analyses", None) or {})
     if curves is not None and curves.get("precision"):
         out.append(("pr_curve", "Class-mean precision-recall curves", pr_overall(curves)))
     elif curves is not None and curves.get("voc"):

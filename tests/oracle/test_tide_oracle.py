@@ -32,7 +32,7 @@ def scenes() -> list[tuple[dict, list, dict]]:
     return [(gt, dets, o) for (gt, dets), o in zip(built, oracle, strict=True)]
 
 
-def _ours(gt: dict, dets: list, grid: np.ndarray | None) -> tuple[dict, Any, Any]:
+def _ours(gt: dict, dets: list, grid: np.ndarray | None) -> tuple[Any, Any, Any]:
     r = evaluate(dets, gt)
     ev = r.evaluation
     section, err = breakdown(
