@@ -139,14 +139,29 @@ def compare_cmd(
         image_size=parse_image_size(image_size),
     )
     check_visuals(None, report, list(inputs))  # before the work
-    comparison = cmp.compare(
-        inputs,
-        RunOptions.build(given, ignore=CLI_ONLY),
-        gates=gates,
-        bootstrap=bootstrap,
-        seed=seed,
-        confidence=confidence,
-    )
+    from ..loaders.panoptic import looks_panoptic
+
+    if len(inputs) == 3 and looks_panoptic(inputs[2]):  # COCO panoptic: PQ/SQ/RQ deltas
+        from ..tasks.panoptic_compare import compare_panoptic
+
+        comparison = compare_panoptic(
+            inputs[0],
+            inputs[1],
+            inputs[2],
+            unknown=unknown,
+            bootstrap=bootstrap,
+            seed=seed,
+            confidence=confidence,
+        )
+    else:
+        comparison = cmp.compare(
+            inputs,
+            RunOptions.build(given, ignore=CLI_ONLY),
+            gates=gates,
+            bootstrap=bootstrap,
+            seed=seed,
+            confidence=confidence,
+        )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if report is not None:
         write_compare_report(comparison, report, list(inputs))
