@@ -7,7 +7,7 @@ object-oriented API on Agg canvases (no pyplot, no global state, no display), in
 ``rc_context`` that turns mathtext off (a class named ``$x$`` is shown as typed) and makes the
 SVG output reproducible (fixed hash salt, no date).
 
-Every function takes plain data (the ``curves`` dict of :mod:`iou_cli.analysis.curves`, a Result's
+Every function takes plain data or the typed sections that read as it (the ``curves`` dict of :mod:`iou_cli.analysis.curves`, a Result's
 rows, the ``confusion`` / ``tide`` JSON sections) and returns a ``Figure``; :func:`svg`,
 :func:`png` and :func:`write_plots` turn figures into bytes and files.
 """
@@ -100,6 +100,15 @@ def _figure(w: float, h: float) -> Any:
     return fig
 
 
+def _canvas(w: float, h: float, ax: Any = None) -> tuple[Any, Any]:
+    """``(figure, axes)``: a new w x h inch figure with one axes, or the caller's ``ax``
+    (a notebook's subplot) and its figure."""
+    if ax is not None:
+        return ax.figure, ax
+    fig = _figure(w, h)
+    return fig, fig.add_subplot()
+
+
 def short(name: Any, n: int = 28) -> str:
     """A class name for a figure: one line, at most ``n`` characters."""
     s = " ".join(str(name).split())
@@ -145,12 +154,13 @@ def _ap_label(key: str | None) -> str:
 # --------------------------------------------------------------------------- single evaluation
 
 
-def pr_overall(curves: dict[str, Any], title: str = "Precision-recall, all classes") -> Any:
+def pr_overall(
+    curves: dict[str, Any], title: str = "Precision-recall, all classes", *, ax: Any = None
+) -> Any:
     """Class-mean precision against recall at 0.5, 0.75 and averaged over the thresholds;
     the legend gives each curve's AP (its mean, exactly the summary's)."""
     with _style():
-        fig = _figure(5.0, 4.3)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(5.0, 4.3, ax)
         r = np.asarray(curves["recall"])
         handles, labels = [], []
         for key, label, colour, ls in _thr_series(curves):
@@ -171,15 +181,14 @@ def pr_overall(curves: dict[str, Any], title: str = "Precision-recall, all class
         return fig
 
 
-def pr_voc(curves: dict[str, Any], max_coloured: int = 10) -> Any:
+def pr_voc(curves: dict[str, Any], max_coloured: int = 10, *, ax: Any = None) -> Any:
     """VOC: each class's devkit PR curve as its monotone envelope (the curve its all-point
     AP integrates), coloured with its AP when few, grey when many."""
     per = {k: v for k, v in curves.get("voc", {}).items() if v is not None}
     palette = [BLUE, ORANGE, GREEN, RED, PURPLE, INK, "#0891b2", "#ca8a04", "#db2777", GREY]
     aps = [v["AP"] for v in per.values()]
     with _style():
-        fig = _figure(5.6, 4.3)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(5.6, 4.3, ax)
         handles, labels = [], []
         many = len(per) > max_coloured
         for i, (name, c) in enumerate(per.items()):
@@ -294,11 +303,10 @@ def pr_per_class(
         return fig
 
 
-def confidence(conf: dict[str, Any], title: str | None = None) -> Any:
+def confidence(conf: dict[str, Any], title: str | None = None, *, ax: Any = None) -> Any:
     """Precision, recall and F1 against the confidence cut, the operating point marked."""
     with _style():
-        fig = _figure(5.8, 4.0)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(5.8, 4.0, ax)
         s = np.asarray(conf["score"], dtype=float)[::-1]
         lo = hi = 0.0
         if s.size:
@@ -355,15 +363,14 @@ def _ap_key(rows: Sequence[dict[str, Any]]) -> str:
     return "AP"
 
 
-def ap_bars(rows: Sequence[dict[str, Any]], key: str | None = None) -> Any:
+def ap_bars(rows: Sequence[dict[str, Any]], key: str | None = None, *, ax: Any = None) -> Any:
     """Per-class AP as horizontal bars, best first; AP50 as a lighter bar behind when known."""
     key = key or _ap_key(rows)
     items = [(r.get("name"), r.get(key), r.get("AP50") if key == "AP" else None) for r in rows]
     items.sort(key=lambda x: (x[1] is None, -(x[1] or 0.0)))
     n = max(len(items), 1)
     with _style():
-        fig = _figure(6.0, 0.8 + 0.24 * n)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(6.0, 0.8 + 0.24 * n, ax)
         y = np.arange(len(items))
         v = [0.0 if a is None else a for _, a, _ in items]
         if any(b is not None for _, _, b in items):
@@ -388,7 +395,9 @@ def ap_bars(rows: Sequence[dict[str, Any]], key: str | None = None) -> Any:
         return fig
 
 
-def confusion(section: dict[str, Any], max_classes: int = MAX_CONFUSION_CLASSES) -> Any:
+def confusion(
+    section: dict[str, Any], max_classes: int = MAX_CONFUSION_CLASSES, *, ax: Any = None
+) -> Any:
     """Confusion matrix heatmap (rows ground truth, columns prediction, ``background`` last),
     each row normalised by its ground-truth count; counts written in the cells when small."""
     labels = [str(x) for x in section["labels"]]
@@ -404,8 +413,7 @@ def confusion(section: dict[str, Any], max_classes: int = MAX_CONFUSION_CLASSES)
         norm = np.where(row_sum > 0, m / row_sum, 0.0)
     side = min(max(3.6, 0.42 * n + 1.6), 14)
     with _style():
-        fig = _figure(side + 0.8, side)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(side + 0.8, side, ax)
         im = ax.imshow(norm, cmap="Blues", vmin=0, vmax=1, aspect="equal")
         ax.grid(False)
         ax.set_xticks(range(n))
@@ -448,15 +456,14 @@ _TIDE_NAMES = {
 }
 
 
-def tide(section: dict[str, Any]) -> Any:
+def tide(section: dict[str, Any], *, ax: Any = None) -> Any:
     """TIDE: the AP each error type costs (dAP), main errors then the two special ones."""
     d = section.get("dAP", {})
     keys = [k for k in TIDE_MAIN + TIDE_SPECIAL if k in d]
     vals = [0.0 if d[k] is None else float(d[k]) for k in keys]
     colours = [PURPLE if k in TIDE_SPECIAL else ORANGE for k in keys]
     with _style():
-        fig = _figure(5.6, 0.9 + 0.3 * max(len(keys), 1))
-        ax = fig.add_subplot()
+        fig, ax = _canvas(5.6, 0.9 + 0.3 * max(len(keys), 1), ax)
         y = np.arange(len(keys))
         ax.barh(y, vals, color=colours, height=0.66)
         top = max(vals + [0.0]) or 1.0
@@ -474,14 +481,13 @@ def tide(section: dict[str, Any]) -> Any:
         return fig
 
 
-def calibration(section: dict[str, Any]) -> Any:
+def calibration(section: dict[str, Any], *, ax: Any = None) -> Any:
     """Reliability diagram: accuracy (share of true positives) against mean confidence per
     score bin, the diagonal for perfect calibration, ECE in the title."""
     overall = section.get("overall", {}) or {}
     bins = [b for b in overall.get("bins", []) if b.get("count")]
     with _style():
-        fig = _figure(4.6, 4.3)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(4.6, 4.3, ax)
         ax.plot([0, 1], [0, 1], color=GREY, lw=1, ls="--")
         if bins:
             lo = np.array([b["lo"] for b in bins])

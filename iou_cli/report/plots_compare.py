@@ -17,7 +17,7 @@ from .plots import (
     INK,
     RED,
     _ap_label,
-    _figure,
+    _canvas,
     _fmt,
     _legend,
     _pr_axes,
@@ -27,12 +27,16 @@ from .plots import (
 
 
 def pr_compare(
-    curves_a: dict[str, Any], curves_b: dict[str, Any], label_a: str = "A", label_b: str = "B"
+    curves_a: dict[str, Any],
+    curves_b: dict[str, Any],
+    label_a: str = "A",
+    label_b: str = "B",
+    *,
+    ax: Any = None,
 ) -> Any:
     """Overlaid class-mean PR curves of two evaluations (IoU 0.5 solid, average dashed)."""
     with _style():
-        fig = _figure(5.0, 4.3)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(5.0, 4.3, ax)
         handles, labels = [], []
         for cv, lab, colour in ((curves_a, label_a, BLUE), (curves_b, label_b, RED)):
             r = np.asarray(cv["recall"])
@@ -53,7 +57,12 @@ def pr_compare(
 
 
 def delta_bars(
-    rows: Sequence[dict[str, Any]], key: str = "AP", label_a: str = "A", label_b: str = "B"
+    rows: Sequence[dict[str, Any]],
+    key: str = "AP",
+    label_a: str = "A",
+    label_b: str = "B",
+    *,
+    ax: Any = None,
 ) -> Any:
     """Per-class change of ``key`` (B minus A), largest gain first, with the bootstrap CI as
     an error bar when known. ``rows`` as ``compare``'s ``per_class``: ``name``, ``delta``
@@ -62,8 +71,7 @@ def delta_bars(
     items.sort(key=lambda r: -float(r["delta"]))
     n = max(len(items), 1)
     with _style():
-        fig = _figure(6.0, 0.9 + 0.24 * n)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(6.0, 0.9 + 0.24 * n, ax)
         y = np.arange(len(items))
         d = [float(r["delta"]) for r in items]
         ax.barh(y, d, color=[GREEN if v >= 0 else RED for v in d], height=0.7)
