@@ -79,7 +79,7 @@ def load_ground_truth(
     :func:`evaluate`'s; the loaders' ones that concern the ground truth are used)."""
     from .loaders.join import load_gt
 
-    opts = _run_options(options, keywords)
+    opts = run_options(options, keywords)
     opts.validate()
     load = opts.loader_options()
     source = _source(path, "ground_truth")
@@ -116,7 +116,7 @@ def summary_keys(protocol: str = "coco", **options: Any) -> list[str]:
     return opts.summary_keys()
 
 
-def _run_options(options: RunOptions | None, keywords: dict[str, Any]) -> RunOptions:
+def run_options(options: RunOptions | None, keywords: dict[str, Any]) -> RunOptions:
     """``options``, or the options the keywords name (field names of :mod:`iou_cli.options`
     and of the protocol's ``Params``); not both."""
     if options is None:
@@ -160,7 +160,7 @@ def evaluate(
     ``calibration`` add sections to ``result.analyses``; with ``matches`` the false-positive rows
     carry their TIDE ``error`` and best-overlapping ground truth.
     """
-    opts = _run_options(options, keywords)
+    opts = run_options(options, keywords)
     opts.validate()  # option errors before any reading
     ds = load_pair(predictions, ground_truth, opts.loader_options())
     if opts.classes or opts.image_ids or opts.class_agnostic:
@@ -192,7 +192,7 @@ def evaluate_dataset(ds: Dataset, options: RunOptions | None = None, **keywords:
     or keywords as :func:`evaluate`'s) and add the input warnings."""
     from .protocols import get_protocol
 
-    run = _run_options(options, keywords)
+    run = run_options(options, keywords)
     run.validate()
     p = get_protocol(run.protocol)
     opts = run.protocol_options()

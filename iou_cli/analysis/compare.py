@@ -460,10 +460,10 @@ def compare(
             "compare: expected PRED_A PRED_B GROUND_TRUTH or REPORT_A REPORT_B, got "
             f"{len(paths)} path(s)"
         )
-    from ..api import _run_options, evaluate_dataset, load_pair
+    from ..api import evaluate_dataset, load_pair, run_options
     from ..protocols import get_protocol
 
-    run = _run_options(options, keywords)
+    run = run_options(options, keywords)
     run.validate()
     check_bootstrap_options(bootstrap, confidence)
     opts = run.loader_options()
