@@ -20,11 +20,11 @@ no exiting).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Union
 
 from .data import Dataset, Side
-from .errors import ResourceError, UsageError
+from .errors import InputError, ResourceError, UsageError
 from .options import LoadOptions, RunOptions
 from .result import Result
 
@@ -159,10 +159,18 @@ def evaluate(
     ``tide_bg_thr``), ``confusion``, ``per_image`` (with label-error candidates) and
     ``calibration`` add sections to ``result.analyses``; with ``matches`` the false-positive rows
     carry their TIDE ``error`` and best-overlapping ground truth.
+
+    Rotated boxes (``iou_type="obb"``: DOTA txt, YOLO-OBB txt, COCO ``obb`` fields, angles in
+    ``angle_unit``) are scored by exact polygon IoU; ``protocol="dota"`` is the DOTA devkit's
+    task 1 (VOC2007 11-point AP, ``all_point`` for the area under the curve). DOTA files are
+    rotated boxes whatever ``iou_type`` says.
     """
-    opts = run_options(options, keywords)
+    opts = run_options(options, keywords).for_inputs()
     opts.validate()  # option errors before any reading
     ds = load_pair(predictions, ground_truth, opts.loader_options())
+    iou_type = geometry_of(ds, opts.iou_type)
+    if iou_type != opts.iou_type:  # rotated boxes read from files that hold only those
+        opts = replace(opts, iou_type=iou_type)
     if opts.classes or opts.image_ids or opts.class_agnostic:
         from .analysis import subset
 
@@ -178,9 +186,29 @@ def evaluate(
     return result
 
 
+def geometry_of(ds: Dataset, iou_type: str) -> str:
+    """The geometry a joined dataset is scored with: rotated boxes read from files that hold
+    only rotated boxes (DOTA txt) make ``bbox`` mean ``obb`` (said in an info line); one side
+    rotated and the other axis-aligned is an :class:`InputError`."""
+    rotated = (ds.pred.obb is not None, ds.gt.obb is not None)
+    if iou_type == "obb" or rotated == (False, False):
+        return iou_type
+    if rotated != (True, True):
+        side, path = ("ground truth", ds.gt_path) if rotated[1] else ("predictions", ds.pred_path)
+        other = "predictions" if rotated[1] else "ground truth"
+        raise InputError(
+            path,
+            None,
+            f"the {side} are rotated boxes but the {other} are axis-aligned: give both sides "
+            "as rotated boxes (DOTA txt, YOLO-OBB txt or COCO 'obb' with --iou-type obb)",
+        )
+    ds.info.append("rotated boxes (DOTA txt): scored by polygon IoU (--iou-type obb)")
+    return "obb"
+
+
 def read_line(ds: Dataset, iou_type: str = "bbox") -> str:
     """The one info line saying what was read."""
-    what = "masks" if iou_type == "segm" else "boxes"
+    what = {"segm": "masks", "obb": "rotated boxes"}.get(iou_type, "boxes")
     return (
         f"read ground truth: {len(ds.gt):,} {what}, {len(ds.images):,} images, "
         f"{len(ds.categories):,} classes; predictions: {len(ds.pred):,} {what}"

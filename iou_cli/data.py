@@ -58,7 +58,9 @@ class Boxes:
     ``xyxy`` are corners in the source's units; ``box_area`` is the area the IoU kernel uses
     (``w * h`` as the source gives them, for bit-exact agreement with pycocotools); ``area``
     is the annotation's area used for COCO area ranges (NaN when unknown).
-    ``normalized`` marks YOLO coordinates in [0, 1] units.
+    ``normalized`` marks YOLO coordinates in [0, 1] units. ``obb`` holds rotated boxes as
+    ``(N, 8)`` corners ``x0 y0 ... x3 y3`` (``geometry.obb``'s convention; ``xyxy`` is then
+    their axis-aligned hull), None for axis-aligned boxes.
     """
 
     xyxy: FloatArray
@@ -74,6 +76,7 @@ class Boxes:
     origin: IntArray
     masks: list[Any] | None = None
     normalized: bool = False
+    obb: FloatArray | None = None
 
     def __post_init__(self) -> None:
         """Every column (and ``masks``) has one row per box: checked here, once."""
@@ -104,6 +107,7 @@ class Boxes:
         origin: npt.ArrayLike | None = None,
         masks: list[Any] | None = None,
         normalized: bool = False,
+        obb: npt.ArrayLike | None = None,
     ) -> Boxes:
         xy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
         n = xy.shape[0]
@@ -133,6 +137,7 @@ class Boxes:
             origin=col(origin, np.int64, 0) if origin is not None else np.arange(n, dtype=np.int64),
             masks=masks,
             normalized=normalized,
+            obb=None if obb is None else np.asarray(obb, dtype=np.float64).reshape(n, 8),
         )
 
     def take(self, index: npt.ArrayLike) -> Boxes:
@@ -146,11 +151,15 @@ class Boxes:
         return Boxes(**rows, masks=masks, normalized=self.normalized)
 
     def columns(self) -> dict[str, np.ndarray]:
-        """The per-box columns by name (every field but ``masks`` and ``normalized``)."""
-        return {name: getattr(self, name) for name in _BOX_COLUMNS}
+        """The per-box columns by name: every array field, ``obb`` when the boxes are rotated
+        (not ``masks``, a list, nor ``normalized``, a flag)."""
+        cols = {name: getattr(self, name) for name in _BOX_COLUMNS}
+        if self.obb is not None:
+            cols["obb"] = self.obb
+        return cols
 
 
-_BOX_COLUMNS = tuple(f.name for f in fields(Boxes) if f.name not in ("masks", "normalized"))
+_BOX_COLUMNS = tuple(f.name for f in fields(Boxes) if f.name not in ("masks", "normalized", "obb"))
 
 
 @dataclass

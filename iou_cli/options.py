@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import UsageError, flag
 
-IOU_TYPES = ("bbox", "segm")
+IOU_TYPES = ("bbox", "segm", "obb")
 UNKNOWN = ("error", "skip", "skip-images", "skip-classes")
 
 
@@ -32,7 +32,8 @@ class LoadOptions:
 
     pred_format: str | None = None  # None: detect; else one of loaders.FORMATS
     gt_format: str | None = None
-    iou_type: str = "bbox"  # "bbox" or "segm"
+    iou_type: str = "bbox"  # "bbox", "segm" or "obb" (rotated boxes)
+    angle_unit: str = "rad"  # COCO obb angles: "rad" (hotcoco) or "deg"
     names: str | None = None  # class-names file for both sides (YOLO)
     gt_names: str | None = None
     pred_names: str | None = None
@@ -80,6 +81,8 @@ class LoadOptions:
     def check_origin(self) -> None:
         if self.voc_origin not in (0, 1):
             raise UsageError(f"expected 0 or 1, got {self.voc_origin}", option="voc_origin")
+        if self.angle_unit not in ("rad", "deg"):
+            raise UsageError(f"expected rad or deg, got {self.angle_unit!r}", option="angle_unit")
 
 
 @dataclass
@@ -248,6 +251,17 @@ class RunOptions:
         check_ranges(image_size=self.load.image_size)
 
     # ----------------------------------------------------------------- views
+
+    def for_inputs(self) -> RunOptions:
+        """These options as ``evaluate`` and the CLI read inputs with them: the default
+        ``bbox`` means the geometry a protocol scores when it scores another one only (its
+        ``bbox_as``; DOTA: ``obb``). ``evaluate_dataset`` takes a dataset as it is."""
+        from .protocols import get_protocol, protocol_names
+
+        if self.iou_type != "bbox" or self.protocol not in protocol_names():
+            return self
+        native = get_protocol(self.protocol).bbox_as
+        return replace(self, iou_type=native) if native else self
 
     def protocol_params(self) -> dict[str, Any]:
         """The protocol's own options as a dict (its ``Params`` defaults filled in)."""

@@ -13,6 +13,8 @@ from .output import add_meta, emit, print_table, report_output, title_of
 from .params import (
     P_OUTPUTS,
     AgnosticOpt,
+    AllPointOpt,
+    AngleUnitOpt,
     CalibrationOpt,
     ClassesOpt,
     ConfusionOpt,
@@ -134,6 +136,8 @@ def evaluate_cmd(
     fail_over: FailOverOpt = None,
     honor_ignore: HonorIgnoreOpt = False,
     plus_one: PlusOneOpt = False,
+    all_point: AllPointOpt = False,
+    angle_unit: AngleUnitOpt = "rad",
     pred_format: PredFormatOpt = None,
     gt_format: GtFormatOpt = None,
     names: NamesOpt = None,
@@ -185,7 +189,7 @@ def evaluate_cmd(
     )
     # the options by field name; option errors, gate-key typos and gates pointing the wrong
     # way fail before the work (the keys come from the protocol)
-    options = RunOptions.build(given, ignore=CLI_ONLY)
+    options = RunOptions.build(given, ignore=CLI_ONLY).for_inputs()
     options.validate()
     gate_list = gating.resolve(gate_list, options.summary_keys(), protocol=protocol, iou_thr=op_iou)
     inputs = [

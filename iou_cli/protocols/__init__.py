@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..result import Evaluation
 
 # protocol name -> module (imported on first use, so `--help` stays light)
-_MODULES = {"coco": "coco", "voc": "voc", "voc07": "voc", "lvis": "lvis"}
+_MODULES = {"coco": "coco", "voc": "voc", "voc07": "voc", "lvis": "lvis", "dota": "dota"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,8 @@ class Protocol:
     * ``tide``: TIDE can re-score through its AP;
     * ``unscaled_boxes``: normalised boxes on images of unknown size may stay unscaled when
       the other side has no box there (they can only be unmatched);
+    * ``bbox_as``: the geometry the default ``--iou-type bbox`` means for a protocol that
+      scores another one only (DOTA: ``obb``);
     * ``run(ds, opts)``: evaluates a joined dataset (``opts``: the common options and the
       protocol's own, as :meth:`iou_cli.options.RunOptions.protocol_options` gives them).
     """
@@ -57,6 +59,7 @@ class Protocol:
     bootstrap_options: Mapping[str, Any] = field(default_factory=dict)
     tide: bool = False
     unscaled_boxes: bool = False
+    bbox_as: str | None = None
 
     @property
     def options(self) -> frozenset[str]:

@@ -130,10 +130,13 @@ def test_one_ground_truth_read_serves_many_evaluations(
     ("verb", "not_flags"),
     [
         ("evaluate", set()),
-        # compare scores whole prediction sets: no subsets, analyses or match rows
+        # compare scores whole prediction sets: no subsets, analyses or match rows; rotated
+        # boxes' options are the evaluate verb's only (so far)
         (
             "compare",
             {
+                "angle_unit",
+                "all_point",
                 "matches",
                 "classes",
                 "image_ids",
