@@ -20,6 +20,7 @@ no exiting).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Union
 
@@ -33,9 +34,16 @@ Source = Union[str, "os.PathLike[str]", list[Any], dict[str, Any]]
 
 
 def _source(value: Any, what: str) -> Any:
-    """A path as ``str`` (``os.PathLike`` accepted), or a COCO object (list / dict) as is."""
+    """A path as ``str`` (``os.PathLike`` accepted), or a COCO object (list / dict; records
+    may be any mapping, numbers NumPy scalars: made plain, as JSON would give them)."""
+    from collections.abc import Mapping
+
     if isinstance(value, (list, dict)):
-        return value
+        return value  # made plain only if the loader refuses it (_plain_retry)
+    if isinstance(value, (tuple, Mapping)):
+        from .loaders.plain import plain
+
+        return plain(value)
     if isinstance(value, (str, os.PathLike)):
         path = os.fspath(value)
         if isinstance(path, bytes):
@@ -56,8 +64,27 @@ def load(
 ) -> Side:
     """Read one side (``role`` "pred" or "gt") into columns."""
     from .loaders import load_side
+    from .loaders.files import reading
 
-    return load_side(_source(path, "path"), role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type))
+    with reading() as rs:  # one read-set (and pipe cache) for this load
+        side = load_side(
+            _source(path, "path"), role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type)
+        )
+        side.read_paths = _union(side.read_paths, rs.paths())
+    return side
+
+
+def _plain(obj: Any) -> Any:
+    """An in-memory COCO object with only JSON types (``obj`` itself when it has them)."""
+    if not isinstance(obj, (list, dict)):
+        return obj
+    from .loaders.plain import is_plain, plain
+
+    return obj if is_plain(obj) else plain(obj)
+
+
+def _union(a: Sequence[str], b: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys([*a, *b]))
 
 
 @dataclass
@@ -90,17 +117,31 @@ def load_ground_truth(
 def load_pair(pred: Source, gt: Source | GroundTruth, opts: LoadOptions) -> Dataset:
     """Read and join both sides (paths, in-memory COCO objects, or a :class:`GroundTruth`
     read before); masks prepared for segm."""
+    from .loaders.files import reading
     from .loaders.join import load_dataset
 
-    if isinstance(gt, GroundTruth):
-        if gt.options.iou_type != opts.iou_type:
-            raise UsageError(
-                f"the ground truth was read for --iou-type {gt.options.iou_type}, not "
-                f"{opts.iou_type}: read it again with iou_type={opts.iou_type!r}"
-            )
-        ds = load_dataset(_source(pred, "predictions"), gt.path, opts, gt_side=gt.side)
-    else:
-        ds = load_dataset(_source(pred, "predictions"), _source(gt, "ground_truth"), opts)
+    # one read-set for the run: every file the loaders read or found (outputs never go
+    # over them), and the bytes of pipes, kept for this evaluation only
+    with reading() as rs:
+        p = _source(pred, "predictions")
+        if isinstance(gt, GroundTruth):
+            if gt.options.iou_type != opts.iou_type:
+                raise UsageError(
+                    f"the ground truth was read for --iou-type {gt.options.iou_type}, not "
+                    f"{opts.iou_type}: read it again with iou_type={opts.iou_type!r}"
+                )
+            ds = load_dataset(p, gt.path, opts, gt_side=gt.side)
+        else:
+            g = _source(gt, "ground_truth")
+            try:
+                ds = load_dataset(p, g, opts)
+            except InputError:
+                # NumPy scalars, OrderedDict records...: the same objects made plain, once
+                p2, g2 = _plain(p), _plain(g)
+                if p2 is p and g2 is g:
+                    raise
+                ds = load_dataset(p2, g2, opts)
+        ds.read_paths = _union(ds.read_paths, rs.paths())
     if opts.iou_type == "segm":
         from .geometry.masks import prepare_masks
 
@@ -116,11 +157,33 @@ def summary_keys(protocol: str = "coco", **options: Any) -> list[str]:
     return opts.summary_keys()
 
 
+def _as_cli_values(keywords: dict[str, Any]) -> dict[str, Any]:
+    """API values as the CLI's: NumPy scalars accepted, strings and 1.5 detections refused."""
+    from .limits import as_count, as_image_size, as_keys, as_list, as_number
+
+    out = dict(keywords)
+    for key in ("iou_thr", "tide_pos_thr", "tide_bg_thr"):
+        if key in out:
+            out[key] = as_number(out[key], key)
+    if out.get("score_thr") is not None:
+        out["score_thr"] = as_number(out["score_thr"], "score_thr")
+    if out.get("max_dets") is not None:
+        out["max_dets"] = [as_count(m, "max_dets") for m in as_list(out["max_dets"], "max_dets")]
+    if out.get("iou_thrs") is not None:
+        out["iou_thrs"] = [as_number(t, "iou_thrs") for t in as_list(out["iou_thrs"], "iou_thrs")]
+    if out.get("image_size") is not None:
+        out["image_size"] = as_image_size(out["image_size"])
+    for key in ("image_ids", "classes"):
+        if out.get(key) is not None:
+            out[key] = as_keys(out[key], key)
+    return out
+
+
 def run_options(options: RunOptions | None, keywords: dict[str, Any]) -> RunOptions:
     """``options``, or the options the keywords name (field names of :mod:`iou_cli.options`
     and of the protocol's ``Params``); not both."""
     if options is None:
-        return RunOptions.build(keywords)
+        return RunOptions.build(_as_cli_values(keywords))
     if keywords:
         raise UsageError(
             f"give options=RunOptions(...) or keywords ({', '.join(sorted(keywords))}), not both"
@@ -241,6 +304,11 @@ def evaluate_dataset(ds: Dataset, options: RunOptions | None = None, **keywords:
     zero = zero_ap_warning(ds, result.summary)
     if zero:
         result.warnings.append(zero)
+    from .box_hints import box_format_hint
+
+    fmt_hint = box_format_hint(ds, result.summary)
+    if fmt_hint:
+        result.warnings.append(fmt_hint)
     if ds.skipped:
         n = sum(ds.skipped.values())
         if n:

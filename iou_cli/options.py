@@ -50,6 +50,8 @@ class LoadOptions:
     # boxes on an image of unknown size may stay unscaled (NaN) when the other side has no
     # box there: they can only be unmatched (set from the protocol's capability)
     unscaled_boxes: bool = False
+    # a results list's category ids against class indices: "auto", "index", "index+1"
+    pred_ids: str = "auto"
     # progress(side, done, total): called while reading many files (CLI draws a bar)
     progress: Callable[[str, int, int], None] | None = None
 
@@ -81,6 +83,9 @@ class LoadOptions:
     def check_origin(self) -> None:
         if self.voc_origin not in (0, 1):
             raise UsageError(f"expected 0 or 1, got {self.voc_origin}", option="voc_origin")
+        from .loaders.class_ids import check_mode
+
+        check_mode(self.pred_ids)
         if self.angle_unit not in ("rad", "deg"):
             raise UsageError(f"expected rad or deg, got {self.angle_unit!r}", option="angle_unit")
 

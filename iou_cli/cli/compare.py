@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from .output import resolve_output, write_report
+from ..outguard import check_outputs
+from .output import resolve_output, stdout_report, write_report
 from .params import (
     DebugOpt,
     GtFormatOpt,
@@ -26,6 +27,7 @@ from .params import (
     PerClassOpt,
     PlusOneOpt,
     PredFormatOpt,
+    PredIdsOpt,
     PredNamesOpt,
     ProtocolOpt,
     QuietOpt,
@@ -114,6 +116,7 @@ def compare_cmd(
     names: NamesOpt = None,
     gt_names: GtNamesOpt = None,
     pred_names: PredNamesOpt = None,
+    pred_ids: PredIdsOpt = "auto",
     images: ImagesOpt = None,
     image_size: ImageSizeOpt = None,
     unknown: UnknownOpt = "error",
@@ -130,7 +133,7 @@ def compare_cmd(
     from ..options import RunOptions
     from ..text import term
 
-    out = resolve_output(output)
+    out = stdout_report(resolve_output(output), output, report)
     gates = cmp.parse_gates(fail_if_worse)
     given.update(
         iou_thr=tp_iou_value(tp_iou, iou_thr),
@@ -138,7 +141,11 @@ def compare_cmd(
         iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
         image_size=parse_image_size(image_size),
     )
-    check_visuals(None, report, list(inputs))  # before the work
+    # every input the command names, files and folders: the report goes over none of them
+    # nor into their folders (outguard; the files the loaders find are checked at write time)
+    read = [*inputs, *(p for p in (names, gt_names, pred_names, images, image_map) if p)]
+    check_outputs([("--report", report)], read)
+    check_visuals(None, report, read)  # before the work
     from ..loaders.panoptic import looks_panoptic
 
     if len(inputs) == 3 and looks_panoptic(inputs[2]):  # COCO panoptic: PQ/SQ/RQ deltas
@@ -164,13 +171,14 @@ def compare_cmd(
         )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if report is not None:
-        write_compare_report(comparison, report, list(inputs))
+        write_compare_report(comparison, report, list(inputs), read)
     if not quiet:
         for line in comparison.info:
             stderr_line(f"{PROG}: {term(line)}")
     for w in comparison.warnings:
         warn(term(w))
-    write_report(comparison, out, per_class=per_class)
+    if out is not None:  # None: --report - owns stdout
+        write_report(comparison, out, per_class=per_class)
     status = 0
     for g in results:
         if g["failed"]:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
-from .output import add_meta, emit, print_table, report_output, title_of
+from .output import add_meta, emit, print_table, report_output, stdout_report, title_of
 from .params import (
     P_OUTPUTS,
     AgnosticOpt,
@@ -40,6 +40,7 @@ from .params import (
     PlotsOpt,
     PlusOneOpt,
     PredFormatOpt,
+    PredIdsOpt,
     PredNamesOpt,
     ProtocolOpt,
     QuietOpt,
@@ -143,6 +144,7 @@ def evaluate_cmd(
     names: NamesOpt = None,
     gt_names: GtNamesOpt = None,
     pred_names: PredNamesOpt = None,
+    pred_ids: PredIdsOpt = "auto",
     images: ImagesOpt = None,
     image_size: ImageSizeOpt = None,
     unknown: UnknownOpt = "error",
@@ -176,7 +178,12 @@ def evaluate_cmd(
     if predictions == "-" and ground_truth == "-":
         raise UsageError("only one of PREDICTIONS and GROUND_TRUTH can be - (stdin)")
     op_iou = tp_iou_value(tp_iou, iou_thr)
-    out = report_output(output, matches)
+    out = stdout_report(report_output(output, matches), output, report)
+    if curves and out != "json" and plots is None and report is None:
+        raise UsageError(
+            f"--curves adds a 'curves' section to -o json; -o {out or 'csv'} has no place for "
+            "it (use -o json, or --plots / --report for figures)"
+        )
     gate_list = gating.parse_gates(fail_under, fail_over)
     analysis_args(out, tide=tide, confusion=confusion, per_image=per_image, calibration=calibration)
     given.update(
@@ -195,15 +202,16 @@ def evaluate_cmd(
     inputs = [
         p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
     ]
-    if image_ids is not None and os.path.isfile(image_ids):
+    if image_ids is not None and os.path.exists(image_ids):
         inputs.append(image_ids)  # an --image-ids file is an input too: never written over
-    if matches not in (None, "-"):
-        from ..report.outputs import check_target, is_stdout
+    # every output at once, before the work: none over an input, none into an input folder,
+    # no two at one path, at most one on stdout (outguard); again at write time against all
+    # the loaders read
+    from ..outguard import check_outputs, is_stdout
 
-        if is_stdout(matches):  # /dev/stdout: after the report, never a second open
-            matches = "-"
-        else:
-            check_target(matches, inputs)  # fail before the work, not after
+    check_outputs([("--matches", matches), ("--report", report), ("--plots", plots)], inputs)
+    if matches is not None and is_stdout(matches):  # /dev/stdout: after the report
+        matches = "-"
     check_visuals(plots, report, inputs)
     progress = None if quiet or not sys.stderr.isatty() else ProgressBar()
     options.load.progress = progress

@@ -1,5 +1,5 @@
 """Matching protocols behind one registry: COCO (pycocotools), VOC and VOC2007 (devkit),
-LVIS (lvis-api).
+LVIS (lvis-api), Ultralytics (``yolo val``).
 
 Each protocol module defines :class:`Protocol` values (its ``PROTOCOLS``): its own options
 (``params``, a dataclass; see :class:`iou_cli.options.RunOptions`), its summary keys and their
@@ -24,7 +24,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..result import Evaluation
 
 # protocol name -> module (imported on first use, so `--help` stays light)
-_MODULES = {"coco": "coco", "voc": "voc", "voc07": "voc", "lvis": "lvis", "dota": "dota"}
+_MODULES = {
+    "coco": "coco",
+    "voc": "voc",
+    "voc07": "voc",
+    "lvis": "lvis",
+    "dota": "dota",
+    "ultralytics": "ultralytics",
+}
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,7 @@ class Protocol:
     tide: bool = False
     unscaled_boxes: bool = False
     bbox_as: str | None = None
+    class_key: str = "AP"
 
     @property
     def options(self) -> frozenset[str]:

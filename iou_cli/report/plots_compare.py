@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis import curves as C
+from .figtext import ends, short
 from .plots import (
     BLUE,
     GREEN,
@@ -22,7 +23,6 @@ from .plots import (
     _legend,
     _pr_axes,
     _style,
-    short,
 )
 
 
@@ -69,6 +69,7 @@ def delta_bars(
     (and ``ci_low`` / ``ci_high``); classes whose delta is undefined are left out."""
     items = [r for r in rows if r.get("delta") is not None]
     items.sort(key=lambda r: -float(r["delta"]))
+    items = ends(items)  # the largest gains and losses, as ap_bars
     n = max(len(items), 1)
     with _style():
         fig, ax = _canvas(6.0, 0.9 + 0.24 * n, ax)
@@ -93,8 +94,8 @@ def delta_bars(
                 capsize=2.5,
             )
         ax.axvline(0, color=GREY, lw=0.8)
-        ends = d + [float(v) for v in lo + hi if v is not None]
-        lim = max([abs(v) for v in ends] + [0.01]) * 1.3
+        extent = d + [float(v) for v in lo + hi if v is not None]
+        lim = max([abs(v) for v in extent] + [0.01]) * 1.3
         for i, v in enumerate(d):
             ax.text(
                 v + (lim * 0.02 if v >= 0 else -lim * 0.02),
