@@ -33,7 +33,7 @@ from iou_cli.errors import InputError
 from iou_cli.loaders import files
 from iou_cli.loaders.jsonio import parse_json
 from tests.conftest import DATA
-from tests.robust._cli import assert_one_error_line, run_cli
+from tests.helpers import assert_one_error_line, run_cli
 
 GOOD = DATA / "bad" / "good"
 

@@ -80,7 +80,7 @@ def test_registry_declares_params_and_capabilities() -> None:
     for name in protocol_names():
         p = get_protocol(name)
         assert dataclasses.is_dataclass(p.params) and p.name == name
-        assert p.curves in ("coco", "voc")
+        assert p.curves in ("coco", "voc", "ultralytics")
         keys = p.gate_keys(RunOptions(protocol=name).protocol_options())
         assert keys["fp"] == "lower" and keys["f1"] == "higher" and keys["iou_thr"] == "setting"
     assert get_protocol("coco").tide and not get_protocol("voc").tide
