@@ -59,7 +59,7 @@ test-slow: $(TSTAMP) $(TIDECV) $(ULTRA)
 lint: $(TSTAMP)
 	$(BIN)/ruff check iou_cli tests bench
 	$(BIN)/ruff format --check iou_cli tests bench
-	$(BIN)/mypy iou_cli
+	$(BIN)/mypy iou_cli tests
 
 format: $(TSTAMP)
 	$(BIN)/ruff format iou_cli tests bench
@@ -91,7 +91,7 @@ bench-10x: $(VENV)/.bench-stamp
 fuzz: $(TSTAMP) $(TIDECV)
 	IOU_EVAL_FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest tests -m fuzz -p no:cacheprovider
 	IOU_EVAL_DIFF_SEEDS=1000 $(BIN)/python -m pytest tests/oracle/test_coco_random.py -p no:cacheprovider
-	IOU_EVAL_TIDE_SCENES=1000 $(BIN)/python -m pytest tests/analysis/test_tide_oracle.py -p no:cacheprovider
+	IOU_EVAL_TIDE_SCENES=1000 $(BIN)/python -m pytest tests/oracle/test_tide_oracle.py -p no:cacheprovider
 	IOU_EVAL_LVIS_SEEDS=300 $(BIN)/python -m pytest tests/oracle/test_lvis_oracle.py -p no:cacheprovider
 	@if $(PIP) install atheris; then \
 		$(BIN)/python tests/robust/atheris_loaders.py -atheris_runs=50000; \

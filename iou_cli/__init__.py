@@ -2,7 +2,7 @@
 
 Public API (imported lazily so that ``import iou_cli`` stays cheap)::
 
-    from iou_cli import iou, paired_iou, convert, evaluate, load
+    from iou_cli import iou, paired_iou, convert, evaluate, load, load_ground_truth, RunOptions
 """
 
 from __future__ import annotations
@@ -30,8 +30,11 @@ _LAZY = {
     "evaluate": ("api", "evaluate"),
     "load": ("api", "load"),
     "Evaluator": ("streaming", "Evaluator"),
+    "load_ground_truth": ("api", "load_ground_truth"),
+    "RunOptions": ("options", "RunOptions"),
     "IouEvalError": ("errors", "IouEvalError"),
     "InputError": ("errors", "InputError"),
+    "UsageError": ("errors", "UsageError"),
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

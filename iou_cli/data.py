@@ -10,7 +10,7 @@ category name (any mix of formats).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -78,6 +78,15 @@ class Boxes:
     normalized: bool = False
     obb: FloatArray | None = None
 
+    def __post_init__(self) -> None:
+        """Every column (and ``masks``) has one row per box: checked here, once."""
+        n = int(self.xyxy.shape[0])
+        sizes = {name: int(col.shape[0]) for name, col in self.columns().items()}
+        if self.masks is not None:
+            sizes["masks"] = len(self.masks)
+        if any(size != n for size in sizes.values()):
+            raise ValueError(f"Boxes columns differ in length: {sizes}")
+
     def __len__(self) -> int:
         return int(self.image.shape[0])
 
@@ -132,28 +141,25 @@ class Boxes:
         )
 
     def take(self, index: npt.ArrayLike) -> Boxes:
-        """Rows ``index`` (an integer or boolean index array)."""
+        """Rows ``index`` (an integer or boolean index array) of every column."""
         idx = np.asarray(index)
         masks = None
         if self.masks is not None:
             pos = np.flatnonzero(idx) if idx.dtype == bool else idx
             masks = [self.masks[int(i)] for i in pos]
-        return Boxes(
-            xyxy=self.xyxy[idx],
-            box_area=self.box_area[idx],
-            area=self.area[idx],
-            image=self.image[idx],
-            category=self.category[idx],
-            score=self.score[idx],
-            iscrowd=self.iscrowd[idx],
-            ignore=self.ignore[idx],
-            difficult=self.difficult[idx],
-            ids=self.ids[idx],
-            origin=self.origin[idx],
-            masks=masks,
-            normalized=self.normalized,
-            obb=None if self.obb is None else self.obb[idx],
-        )
+        rows = {name: col[idx] for name, col in self.columns().items()}
+        return Boxes(**rows, masks=masks, normalized=self.normalized)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The per-box columns by name: every array field, ``obb`` when the boxes are rotated
+        (not ``masks``, a list, nor ``normalized``, a flag)."""
+        cols = {name: getattr(self, name) for name in _BOX_COLUMNS}
+        if self.obb is not None:
+            cols["obb"] = self.obb
+        return cols
+
+
+_BOX_COLUMNS = tuple(f.name for f in fields(Boxes) if f.name not in ("masks", "normalized", "obb"))
 
 
 @dataclass

@@ -15,7 +15,32 @@ class IouEvalError(Exception):
 
 
 class UsageError(IouEvalError):
-    """The command line or an API call is wrong (bad option value, missing argument...)."""
+    """The command line or an API call is wrong (bad option value, missing argument...).
+
+    ``option``, when given, is the option's key as the library spells it (``max_dets``, a
+    field of :mod:`iou_cli.options`); the message names it as the command-line flag
+    (:func:`flag`), which is how both the CLI and the API say it.
+    """
+
+    def __init__(self, reason: str, *, option: str | None = None) -> None:
+        self.option = option
+        self.reason = reason
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        """``--flag: reason``; a reason that already starts with the flag stands alone."""
+        if not self.option or self.reason.startswith(flag(self.option)):
+            return self.reason
+        return f"{flag(self.option)}: {self.reason}"
+
+
+# option keys whose flag is not "--" + the key with dashes
+_FLAGS = {"iou_thr": "--tp-iou"}
+
+
+def flag(option: str) -> str:
+    """The command-line spelling of an option key (``plus_one`` -> ``--plus-one``)."""
+    return _FLAGS.get(option) or "--" + option.replace("_", "-")
 
 
 class InputError(IouEvalError):

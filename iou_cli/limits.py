@@ -63,15 +63,6 @@ def check_num_classes(k: int) -> None:
         raise UsageError(f"--num-classes: expected 1 to {MAX_CLASSES:,} classes, got {k}")
 
 
-def parse_int(text: str, option: str) -> int:
-    """An integer option value written as digits (``1e23`` is a number, not a count)."""
-    s = text.strip()
-    digits = s[1:] if s[:1] in "+-" else s
-    if not digits.isascii() or not digits.isdigit() or len(digits) > 30:
-        raise UsageError(f"{option}: expected an integer, got {text!r}")
-    return int(s)
-
-
 def console_width(columns: str | None) -> int | None:
     """The width for rich: ``None`` (rich's own choice) unless ``COLUMNS`` is a number too
     small to show a table (``COLUMNS=0`` makes rich print nothing): then the minimum."""

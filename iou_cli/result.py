@@ -64,11 +64,21 @@ class Result:
     meta: dict[str, Any] = field(default_factory=dict)
     # the typed evaluation behind the numbers (protocol verbs), with its match table
     evaluation: Evaluation | None = field(default=None, repr=False)
-    # further top-level JSON sections, in order (analyses: "tide", "curves", ...)
-    extra: dict[str, Any] = field(default_factory=dict)
+    # the analyses' sections, in order ("tide", "confusion", "per_image", "label_errors",
+    # "calibration", "curves"): top-level JSON sections under these keys
+    analyses: dict[str, Any] = field(default_factory=dict)
     # the ground truth's fingerprint (data.fingerprint) where the evaluation's dataset is a
     # skeleton without its boxes (a result merged from partial states)
     gt_fingerprint: str | None = field(default=None, repr=False)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """The old name of :attr:`analyses` (the same dict)."""
+        return self.analyses
+
+    @extra.setter
+    def extra(self, value: dict[str, Any]) -> None:
+        self.analyses = value
 
     def __repr__(self) -> str:
         """One line: the protocol, the first few summary values, the sizes (the full

@@ -128,23 +128,18 @@ class Evaluator:
         unknown: str = "error",
         **options: Any,
     ) -> None:
-        from .api import check_options
+        from .options import RunOptions
 
         if box_format not in BOX_FORMATS:
             raise UsageError(
                 f"box_format: expected one of {', '.join(BOX_FORMATS)}, got {box_format!r}"
             )
-        opts = {"iou_type": "bbox", "iou_thr": 0.5, "score_thr": None, **options}
-        check_options(
-            protocol=protocol,
-            iou_type=opts["iou_type"],
-            iou_thr=opts["iou_thr"],
-            score_thr=opts["score_thr"],
-            max_dets=opts.get("max_dets"),
-            iou_thrs=opts.get("iou_thrs"),
-            unknown=unknown,
-            formats=(gt_format,),
+        run = RunOptions.build(
+            {"protocol": protocol, "gt_format": gt_format, "unknown": unknown, **options}
         )
+        run.validate()
+        self._run = run
+        opts = run.protocol_options()
         from .state.build import run_options
 
         run_options(protocol, opts)  # option errors now, not at the first update
@@ -163,23 +158,7 @@ class Evaluator:
 
     # ------------------------------------------------------------------ ground truth
     def _load_options(self) -> Any:
-        from .api import load_options
-
-        return load_options(
-            protocol=self.protocol,
-            iou_type=self._options["iou_type"],
-            pred_format=None,
-            gt_format=self._gt_format,
-            names=None,
-            gt_names=None,
-            pred_names=None,
-            images=None,
-            image_size=None,
-            unknown=self._unknown,
-            split=None,
-            image_map=None,
-            voc_origin=0,
-        )
+        return self._run.loader_options()
 
     def _load_gt(self, gt: Any) -> None:
         from .api import _source

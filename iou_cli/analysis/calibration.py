@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .sections import Calibration
+
 N_BINS = 10
 
 
@@ -62,7 +64,7 @@ def calibration(
     category: npt.NDArray[np.int64],
     labels: list[str],
     iou_thr: float,
-) -> dict[str, Any]:
+) -> Calibration:
     """The ``calibration`` section: ``iou_thr``, ``overall`` and ``per_class`` (label order).
 
     ``score``/``correct``/``category`` hold the scored predictions only (ignored ones left out).
@@ -75,4 +77,4 @@ def calibration(
         sel = order[bounds[k] : bounds[k + 1]]
         b = _bins(score[sel], correct[sel])
         per_class.append({"name": name, "n": b["n"], "ece": b["ece"], "mce": b["mce"]})
-    return {"iou_thr": float(iou_thr), "n_bins": N_BINS, "overall": overall, "per_class": per_class}
+    return Calibration(iou_thr=float(iou_thr), n_bins=N_BINS, overall=overall, per_class=per_class)

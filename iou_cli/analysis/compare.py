@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import UsageError
 from .saved import fingerprint, load_report, looks_like_report
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..options import RunOptions
 
 METHOD = "paired bootstrap over images (percentile interval)"
 # a class with fewer ground truths is never called significant (its CI rests on a handful of
@@ -266,8 +269,11 @@ def _class_rows(
 
 
 def class_key(protocol: str | None) -> str:
-    """The per-class metric compared: AP (Ultralytics' per-class ``mAP50-95``)."""
-    return "mAP50-95" if protocol == "ultralytics" else "AP"
+    """The per-class metric compared: the protocol's (AP; Ultralytics' per-class
+    ``mAP50-95``)."""
+    from ..protocols import get_protocol, protocol_names
+
+    return get_protocol(protocol).class_key if protocol in protocol_names() else "AP"
 
 
 # --------------------------------------------------------------------------- reports
@@ -356,7 +362,7 @@ def compare_predictions(
     if bootstrap > 0 and scorer is not None:
         sc_a, sc_b = scorer(ds_a, res_a), scorer(ds_b, res_b)
         if sc_a is not None and sc_b is not None:
-            from .bootstrap import paired_deltas
+            from .scorers import paired_deltas
 
             samples, class_samples = paired_deltas(
                 sc_a, sc_b, n_images=len(ds_a.images), n_samples=bootstrap, seed=seed
@@ -446,35 +452,17 @@ def _one_read_each(paths: Sequence[str]) -> None:
 
 def compare(
     paths: Sequence[str],
+    options: RunOptions | None = None,
     *,
     gates: Sequence[WorseGate] = (),
     bootstrap: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
-    protocol: str = "coco",
-    iou_type: str = "bbox",
-    iou_thr: float = 0.5,
-    score_thr: float | None = None,
-    max_dets: Sequence[int] | None = None,
-    iou_thrs: Sequence[float] | None = None,
-    honor_ignore: bool = False,
-    plus_one: bool = False,
-    pred_format: str | None = None,
-    gt_format: str | None = None,
-    names: str | None = None,
-    gt_names: str | None = None,
-    pred_names: str | None = None,
-    images: str | None = None,
-    image_size: tuple[float, float] | None = None,
-    unknown: str = "error",
-    split: str | None = None,
-    image_map: str | None = None,
-    voc_origin: int = 0,
-    pred_ids: str = "auto",
+    **keywords: Any,
 ) -> Comparison:
-    """``[PRED_A, PRED_B, GROUND_TRUTH]`` (any input format, the default verb's options) or
-    ``[REPORT_A, REPORT_B]`` (saved ``-o json`` reports). ``gates`` are checked for known
-    keys before any work (checking them is :func:`check_gates`)."""
+    """``[PRED_A, PRED_B, GROUND_TRUTH]`` (any input format; ``options`` or keywords as
+    ``api.evaluate``'s) or ``[REPORT_A, REPORT_B]`` (saved ``-o json`` reports). ``gates``
+    are checked for known keys before any work (checking them is :func:`check_gates`)."""
     if len(paths) == 2:
         not_reports = [p for p in paths if not looks_like_report(p)]
         if not_reports:
@@ -492,68 +480,28 @@ def compare(
             "compare: expected PRED_A PRED_B GROUND_TRUTH or REPORT_A REPORT_B, got "
             f"{len(paths)} path(s)"
         )
-    from ..api import check_options, evaluate_dataset, load_options, load_pair, summary_keys
+    from ..api import evaluate_dataset, load_pair, run_options
+    from ..protocols import get_protocol
 
-    check_options(
-        protocol=protocol,
-        iou_type=iou_type,
-        iou_thr=iou_thr,
-        score_thr=score_thr,
-        max_dets=max_dets,
-        iou_thrs=iou_thrs,
-        unknown=unknown,
-        formats=(pred_format, gt_format),
-    )
+    run = run_options(options, keywords)
+    run.validate()
     check_bootstrap_options(bootstrap, confidence, seed)
     _one_read_each(paths)
-    opts = load_options(
-        protocol=protocol,
-        iou_type=iou_type,
-        pred_format=pred_format,
-        gt_format=gt_format,
-        names=names,
-        gt_names=gt_names,
-        pred_names=pred_names,
-        images=images,
-        image_size=image_size,
-        unknown=unknown,
-        split=split,
-        image_map=image_map,
-        voc_origin=voc_origin,
-        pred_ids=pred_ids,
-    )
-    # the default verb's protocol options (None / False = not given), so a and b are its
-    # values; COCO keeps every area range's match table for the bootstrap
-    protocol_options: dict[str, Any] = {
-        "max_dets": max_dets,
-        "iou_thrs": iou_thrs,
-        "honor_ignore": honor_ignore,
-        "plus_one": plus_one,
-    }
-    keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
-    check_gate_keys(gates, keys)  # option and key errors before the work
-
-    keep = {"keep_tables": True} if protocol in ("coco", "lvis") and bootstrap > 0 else {}
+    opts = run.loader_options()
+    check_gate_keys(gates, run.summary_keys())  # option and key errors before the work
+    spec = get_protocol(run.protocol)
+    # the evaluations the bootstrap re-scores keep what it needs (COCO: every area range's
+    # match table)
+    if bootstrap > 0 and spec.bootstrap_options:
+        run = replace(run, params=replace(run.params, **spec.bootstrap_options))
 
     def evaluate(ds: Any) -> Any:
-        return evaluate_dataset(
-            ds,
-            protocol=protocol,
-            iou_type=iou_type,
-            iou_thr=iou_thr,
-            score_thr=score_thr,
-            **protocol_options,
-            **keep,
-        )
+        return evaluate_dataset(ds, run)
 
     def scorer(ds: Any, result: Any) -> Any:
-        from .bootstrap import coco_scorer, voc_scorer
+        from .scorers import scorer_for
 
-        if protocol in ("coco", "lvis"):
-            return coco_scorer(ds, result)
-        return voc_scorer(
-            ds, result, iou_thr=iou_thr, use_07=protocol == "voc07", plus_one=plus_one
-        )
+        return scorer_for(spec.bootstrap, ds, result, run)
 
     return compare_predictions(
         paths[0],

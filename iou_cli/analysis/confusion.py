@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .sections import Confusion
 from .tide import TideErrors
 
 BACKGROUND = "background"
@@ -29,7 +30,7 @@ BACKGROUND = "background"
 
 def confusion(
     ds: Any, table: Any, err: TideErrors, *, score_thr: float, iou_thr: float
-) -> dict[str, Any]:
+) -> Confusion:
     K = len(ds.categories)
     gt_cat = ds.gt.category
     det_cat = np.asarray(table.det_category, dtype=np.int64)
@@ -70,12 +71,12 @@ def confusion(
     missed = counted & ~taken & ~claimed
     np.add.at(m, (gt_cat[missed], np.full(int(missed.sum()), K)), 1)
     labels = [ds.categories.label(k) for k in range(K)] + [BACKGROUND]
-    return {
-        "score_thr": float(score_thr) if np.isfinite(score_thr) else None,
-        "iou_thr": float(iou_thr),
-        "labels": labels,
-        "matrix": m.tolist(),
-    }
+    return Confusion(
+        score_thr=float(score_thr) if np.isfinite(score_thr) else None,
+        iou_thr=float(iou_thr),
+        labels=labels,
+        matrix=m.tolist(),
+    )
 
 
 def top_confusions(section: dict[str, Any], n: int = 10) -> list[tuple[str, str, int]]:

@@ -249,9 +249,12 @@ def for_result(result: Any) -> dict[str, Any] | None:
     evaluation = getattr(result, "evaluation", None)
     if evaluation is None:
         return None
-    if getattr(evaluation, "precision", None) is not None:
+    from ..protocols import get_protocol
+
+    kind = get_protocol(evaluation.protocol).curves  # what the protocol's evaluation holds
+    if kind == "coco" and getattr(evaluation, "precision", None) is not None:
         return for_evaluation(evaluation, result)
-    if isinstance(getattr(evaluation, "curves", None), list):
+    if kind == "voc" and isinstance(getattr(evaluation, "curves", None), list):
         return voc_curves(evaluation, result)
     return None
 

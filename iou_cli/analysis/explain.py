@@ -352,23 +352,28 @@ def explain_files(
         raise UsageError(f"--from: expected one of {', '.join(SOURCES)}, got {source!r}")
     if target not in TARGETS:
         raise UsageError(f"--to: expected one of {', '.join(TARGETS)}, got {target!r}")
-    from ..api import load_options, load_pair, read_line
+    from ..api import load_pair, read_line
+    from ..options import LoadOptions, RunOptions
 
-    opts = load_options(
+    # the loaders' options as the default verb builds and checks them (under --from's rules)
+    run = RunOptions(
         protocol=source,
-        iou_type="bbox",
-        pred_format=pred_format,
-        gt_format=gt_format,
-        names=names,
-        gt_names=gt_names,
-        pred_names=pred_names,
-        images=images,
-        image_size=image_size,
-        unknown=unknown,
-        split=split,
-        image_map=image_map,
-        voc_origin=voc_origin,
-        pred_ids=pred_ids,
+        load=LoadOptions(
+            pred_format=pred_format,
+            gt_format=gt_format,
+            names=names,
+            gt_names=gt_names,
+            pred_names=pred_names,
+            images=images,
+            image_size=image_size,
+            unknown=unknown,
+            split=split,
+            image_map=image_map,
+            voc_origin=voc_origin,
+            pred_ids=pred_ids,
+        ),
     )
+    run.validate()
+    opts = run.loader_options()
     ds = load_pair(predictions, ground_truth, opts)
     return explain(ds, source=source, target=target), [read_line(ds), *ds.info], ds.warnings

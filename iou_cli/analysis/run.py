@@ -1,4 +1,4 @@
-"""Attach the requested analyses to a :class:`~iou_cli.result.Result` (``result.extra``).
+"""Attach the requested analyses to a :class:`~iou_cli.result.Result` (``result.analyses``).
 
 Everything is read from ``result.evaluation`` (its dataset and match table of area "all"):
 nothing is matched again. The operating point's analyses (confusion, per-image, label-error
@@ -9,40 +9,12 @@ COCO ones, or ``--iou-thr``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import UsageError
-
-
-@dataclass
-class AnalysisOptions:
-    tide: bool = False
-    confusion: bool = False
-    per_image: bool = False
-    calibration: bool = False
-    tide_pos_thr: float = 0.5
-    tide_bg_thr: float = 0.1
-
-    @property
-    def any(self) -> bool:
-        return self.tide or self.confusion or self.per_image or self.calibration
-
-
-def check(opts: AnalysisOptions, protocol: str) -> None:
-    """Option errors, before any reading."""
-    if not (0.0 < opts.tide_pos_thr <= 1.0):
-        raise UsageError(f"--tide-pos-thr: expected a number in (0, 1], got {opts.tide_pos_thr}")
-    if not (0.0 <= opts.tide_bg_thr < opts.tide_pos_thr):
-        raise UsageError(
-            f"--tide-bg-thr: expected a number in [0, --tide-pos-thr), got {opts.tide_bg_thr}"
-        )
-    if opts.tide and protocol != "coco":
-        raise UsageError(
-            f"--tide re-scores through the COCO AP; it needs --protocol coco (got {protocol})"
-        )
+from ..options import AnalysisOptions
 
 
 def _thr_index(table: Any, thr: float, option: str) -> int:
@@ -87,14 +59,14 @@ def _baseline(ev: Any, thr: float) -> float | None:
 
 
 def analyze(result: Any, opts: AnalysisOptions) -> None:
-    """Fill ``result.extra`` with the requested sections and add the ``error`` columns to
+    """Fill ``result.analyses`` with the requested sections and add the ``error`` columns to
     ``result.matches`` (when there are matches)."""
     from .tide import classify
 
     ev = result.evaluation
     if ev is None:
         raise UsageError("the analyses need an evaluation (result.evaluation is None)")
-    check(opts, ev.protocol)
+    opts.validate(ev.protocol)
     if not opts.any and result.matches is None:
         return
     ds, table = ev.dataset, ev.table
@@ -120,16 +92,17 @@ def analyze(result: Any, opts: AnalysisOptions) -> None:
             baseline=_baseline(ev, float(table.iou_thrs[t])),
             errors=op_err if t == op_t else None,
         )
-        result.extra["tide"] = section
+        result.analyses["tide"] = section
     if opts.confusion:
         from .confusion import confusion
 
-        result.extra["confusion"] = confusion(ds, table, op_err, score_thr=s_thr, iou_thr=op_thr)
+        result.analyses["confusion"] = confusion(ds, table, op_err, score_thr=s_thr, iou_thr=op_thr)
     if opts.per_image:
         from .per_image import label_errors, per_image
+        from .sections import Rows
 
-        result.extra["per_image"] = per_image(ds, table, op_err, score_thr=s_thr)
-        result.extra["label_errors"] = label_errors(ds, table, op_err, score_thr=s_thr)
+        result.analyses["per_image"] = Rows(per_image(ds, table, op_err, score_thr=s_thr))
+        result.analyses["label_errors"] = Rows(label_errors(ds, table, op_err, score_thr=s_thr))
     if opts.calibration:
         from .calibration import calibration
 
@@ -137,7 +110,7 @@ def analyze(result: Any, opts: AnalysisOptions) -> None:
         gt, _iou, ign = table.dense(t)
         keep = ~ign
         labels = [ds.categories.label(k) for k in range(len(ds.categories))]
-        result.extra["calibration"] = calibration(
+        result.analyses["calibration"] = calibration(
             np.asarray(table.det_score, dtype=np.float64)[keep],
             (gt >= 0)[keep],
             np.asarray(table.det_category, dtype=np.int64)[keep],

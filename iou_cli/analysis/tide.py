@@ -24,7 +24,7 @@ Definitions (those of the reference code ``tidecv`` 1.0.1, which the tests run a
   positive scored 1, every false positive 0. ``FalseNeg`` (not floored): every unused counted
   ground truth leaves the count.
 * Every AP is the evaluation's: the edited table is re-scored by
-  :func:`iou_cli.protocols.coco.accumulate` and averaged as pycocotools' summarize does. The
+  :func:`iou_cli.matching.accumulate.accumulate` and averaged as pycocotools' summarize does. The
   classes averaged are the baseline's (those with counted ground truth); a class that a fix
   leaves without ground truth scores 0 while it still has predictions and leaves the mean when
   it has none (tidecv's rule).
@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from .sections import TideBreakdown
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -240,7 +242,7 @@ def _ap(
     n_pos: IntArray | None = None,
 ) -> float:
     """AP at the one threshold of ``base`` with the given columns replaced."""
-    from ..protocols.coco import accumulate
+    from ..matching.accumulate import accumulate
 
     gt = base.gt if gt is None else gt
     iou = base.iou if iou is None else iou
@@ -308,7 +310,7 @@ def _one_threshold(table: Any, t: int) -> _Base:
         score=np.asarray(table.det_score, dtype=np.float64).copy(),
         n_pos=np.asarray(table.n_pos, dtype=np.int64).copy(),
     )
-    from ..protocols.coco import accumulation_order
+    from ..matching.accumulate import accumulation_order
 
     full = _with_columns(
         one, base.gt, base.iou, base.ignored, base.category, base.score, base.n_pos
@@ -328,7 +330,7 @@ def breakdown(
     iou_type: str = "bbox",
     baseline: float | None = None,
     errors: TideErrors | None = None,
-) -> tuple[dict[str, Any], TideErrors]:
+) -> tuple[TideBreakdown, TideErrors]:
     """The ``tide`` section and the per-prediction errors.
 
     ``table`` must hold ``pos_thr`` among its thresholds. ``rec_thrs`` defaults to
@@ -336,7 +338,7 @@ def breakdown(
     recomputed from the table when not given; ``errors`` (a :func:`classify` at ``pos_thr``
     with ``bg_thr``) is reused when given.
     """
-    from ..protocols.coco import REC_THRS
+    from ..matching.accumulate import REC_THRS
 
     rec = REC_THRS if rec_thrs is None else np.asarray(rec_thrs, dtype=np.float64)
     hits = np.flatnonzero(np.asarray(table.iou_thrs) == pos_thr)
@@ -405,11 +407,11 @@ def breakdown(
         "FalsePos": int(np.count_nonzero(err.fp)),
         "FalseNeg": int(np.count_nonzero(err.unused)),
     }
-    section = {
-        "pos_thr": float(pos_thr),
-        "bg_thr": float(bg_thr),
-        "baseline": None if baseline is None else float(baseline),
-        "dAP": d_ap,
-        "count": count,
-    }
+    section = TideBreakdown(
+        pos_thr=float(pos_thr),
+        bg_thr=float(bg_thr),
+        baseline=None if baseline is None else float(baseline),
+        dAP=d_ap,
+        count=count,
+    )
     return section, err

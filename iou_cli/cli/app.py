@@ -164,7 +164,8 @@ def _numbers_as_arguments(args: list[str], command: Any) -> list[str]:
     return [*options, "--", *arguments, *args[end + 1 :]]
 
 
-def main(argv: list[str] | None = None) -> None:
+# complexity: the exit-code contract in one place (one except clause per kind of ending)
+def main(argv: list[str] | None = None) -> None:  # noqa: C901
     """Console-script entry point; always ends with ``sys.exit``."""
     try:  # typer >= 0.27 vendors click; older releases depend on it
         from typer._click import exceptions as click_exc

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..outguard import check_outputs
-from .output import resolve_output, stdout_report
+from .output import resolve_output, stdout_report, write_report
 from .params import (
     DebugOpt,
     GtFormatOpt,
@@ -42,8 +42,26 @@ from .params import (
     parse_int_list,
     tp_iou_value,
 )
-from .stdio import PROG, StdoutFailed, console, stderr_line, warn, write_stdout
+from .stdio import PROG, stderr_line, warn
 from .visuals import check_visuals, write_compare_report
+
+# parameters of the compare verb that are not options of the run
+CLI_ONLY = frozenset(
+    {
+        "inputs",
+        "bootstrap",
+        "seed",
+        "confidence",
+        "fail_if_worse",
+        "significant_only",
+        "output",
+        "per_class",
+        "tp_iou",
+        "report",
+        "quiet",
+        "debug",
+    }
+)
 
 COMPARE_EXAMPLES = """Examples:
   iou-eval compare a.json b.json gt.json         # A vs B, bootstrap CIs
@@ -110,12 +128,19 @@ def compare_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """Compare B with A: deltas, paired bootstrap CIs over images, a regression gate."""
+    given = dict(locals())  # the parameters, by name: first, before any other local
     from ..analysis import compare as cmp
+    from ..options import RunOptions
     from ..text import term
 
     out = stdout_report(resolve_output(output), output, report)
     gates = cmp.parse_gates(fail_if_worse)
-    md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
+    given.update(
+        iou_thr=tp_iou_value(tp_iou, iou_thr),
+        max_dets=parse_int_list(max_dets, "--max-dets") if max_dets is not None else None,
+        iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
+        image_size=parse_image_size(image_size),
+    )
     # every input the command names, files and folders: the report goes over none of them
     # nor into their folders (outguard; the files the loaders find are checked at write time)
     read = [*inputs, *(p for p in (names, gt_names, pred_names, images, image_map) if p)]
@@ -138,30 +163,11 @@ def compare_cmd(
     else:
         comparison = cmp.compare(
             inputs,
+            RunOptions.build(given, ignore=CLI_ONLY),
             gates=gates,
             bootstrap=bootstrap,
             seed=seed,
             confidence=confidence,
-            protocol=protocol,
-            iou_type=iou_type,
-            iou_thr=tp_iou_value(tp_iou, iou_thr),
-            score_thr=score_thr,
-            max_dets=md,
-            iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
-            honor_ignore=honor_ignore,
-            plus_one=plus_one,
-            pred_format=pred_format,
-            gt_format=gt_format,
-            names=names,
-            gt_names=gt_names,
-            pred_names=pred_names,
-            images=images,
-            image_size=parse_image_size(image_size),
-            unknown=unknown,
-            split=split,
-            image_map=image_map,
-            voc_origin=voc_origin,
-            pred_ids=pred_ids,
         )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if report is not None:
@@ -171,22 +177,8 @@ def compare_cmd(
             stderr_line(f"{PROG}: {term(line)}")
     for w in comparison.warnings:
         warn(term(w))
-    from ..report import compare as rc
-
-    if out is None:
-        pass  # --report - owns stdout
-    elif out == "json":
-        write_stdout(rc.to_json(comparison))
-    elif out == "csv":
-        write_stdout(rc.to_csv(comparison, per_class=per_class))
-    elif out == "markdown":
-        write_stdout(rc.to_markdown(comparison, per_class=per_class))
-    else:
-        try:  # closed pipe, full disk, COLUMNS=0: as every other verb
-            console().print(rc.render_table(comparison, per_class=per_class))
-        except OSError as exc:
-            raise StdoutFailed(exc) from None
-        write_stdout("")
+    if out is not None:  # None: --report - owns stdout
+        write_report(comparison, out, per_class=per_class)
     status = 0
     for g in results:
         if g["failed"]:

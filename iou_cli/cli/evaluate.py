@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from typing import Annotated, Any
@@ -60,10 +59,33 @@ from .params import (
     parse_float_list,
     parse_image_size,
     parse_int_list,
+    parse_subset,
     tp_iou_value,
 )
 from .stdio import ProgressBar, write_stdout
 from .visuals import check_visuals, read_paths, write_visuals
+
+# parameters of the evaluate verb that are not options of the run (inputs, outputs, gates,
+# the old name of --tp-iou): everything else reaches RunOptions by its field name
+CLI_ONLY = frozenset(
+    {
+        "predictions",
+        "ground_truth",
+        "output",
+        "per_class",
+        "tp_iou",
+        "fail_under",
+        "fail_over",
+        "curves",
+        "plots",
+        "report",
+        "quiet",
+        "verbose",
+        "debug",
+        "partial",
+        "shard",
+    }
+)
 
 EVALUATE_HELP = (
     "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
@@ -151,17 +173,17 @@ def evaluate_cmd(
     verbose: VerboseOpt = False,
     debug: DebugOpt = False,
 ) -> None:
+    given = dict(locals())  # the parameters, by name: first, before any other local
     import time
 
     from .. import gates as gating
-    from ..api import check_options, evaluate, summary_keys
+    from ..api import evaluate
+    from ..options import RunOptions
 
     started = time.perf_counter()
     if predictions == "-" and ground_truth == "-":
         raise UsageError("only one of PREDICTIONS and GROUND_TRUTH can be - (stdin)")
     op_iou = tp_iou_value(tp_iou, iou_thr)
-    if protocol == "dota" and iou_type == "bbox":
-        iou_type = "obb"  # the DOTA protocol scores rotated boxes only
     whole: dict[str, Any] = {"--matches": matches, "--fail-under": fail_under}
     whole["--fail-over"] = fail_over
     whole.update({"--curves": curves, "--plots": plots, "--report": report, "-o": output})
@@ -175,42 +197,20 @@ def evaluate_cmd(
             "it (use -o json, or --plots / --report for figures)"
         )
     gate_list = gating.parse_gates(fail_under, fail_over)
-    md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
-    thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
-    size = parse_image_size(image_size)
     analysis_args(out, tide=tide, confusion=confusion, per_image=per_image, calibration=calibration)
-    subset_opts: dict[str, Any] = {}
-    if classes is not None or image_ids is not None or class_agnostic:
-        from ..analysis.subset import parse_list, read_image_ids
-
-        if classes is not None and not parse_list(classes):
-            raise UsageError(f"--classes: expected NAME[,NAME...], got {classes!r}")
-        subset_opts = {
-            "classes": parse_list(classes) if classes is not None else None,
-            "image_ids": read_image_ids(image_ids) if image_ids is not None else None,
-            "class_agnostic": class_agnostic,
-        }
-    check_options(
-        protocol=protocol,
-        iou_type=iou_type,
+    given.update(
         iou_thr=op_iou,
-        score_thr=score_thr,
-        max_dets=md,
-        iou_thrs=thrs,
-        unknown=unknown,
-        formats=(pred_format, gt_format),
+        max_dets=parse_int_list(max_dets, "--max-dets") if max_dets is not None else None,
+        iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
+        image_size=parse_image_size(image_size),
+        matches=matches is not None,
+        **parse_subset(classes, image_ids),
     )
-    protocol_options: dict[str, Any] = {
-        "max_dets": md,
-        "iou_thrs": thrs,
-        "honor_ignore": honor_ignore,
-        "plus_one": plus_one,
-        "all_point": all_point,
-    }
-    # option errors, gate-key typos and gates pointing the wrong way fail before the work:
-    # the keys come from the protocol
-    keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
-    gate_list = gating.resolve(gate_list, keys, protocol=protocol, iou_thr=op_iou)
+    # the options by field name; option errors, gate-key typos and gates pointing the wrong
+    # way fail before the work (the keys come from the protocol)
+    options = RunOptions.build(given, ignore=CLI_ONLY).for_inputs()
+    options.validate()
+    gate_list = gating.resolve(gate_list, options.summary_keys(), protocol=protocol, iou_thr=op_iou)
     inputs = [
         p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
     ]
@@ -229,44 +229,14 @@ def evaluate_cmd(
         matches = "-"
     check_visuals(plots, report, inputs)
     progress = None if quiet or not sys.stderr.isatty() else ProgressBar()
+    options.load.progress = progress
     try:
-        call: Any = evaluate
         if partial is not None:
             from ..api import partial as partial_state
 
-            call = functools.partial(partial_state, shard=shard_kn)
-        result = call(
-            predictions,
-            ground_truth,
-            protocol=protocol,
-            iou_type=iou_type,
-            iou_thr=op_iou,
-            score_thr=score_thr,
-            matches=matches is not None,
-            pred_format=pred_format,
-            gt_format=gt_format,
-            names=names,
-            gt_names=gt_names,
-            pred_names=pred_names,
-            images=images,
-            image_size=size,
-            unknown=unknown,
-            progress=progress,
-            tide=tide,
-            tide_pos_thr=tide_pos_thr,
-            tide_bg_thr=tide_bg_thr,
-            confusion=confusion,
-            per_image=per_image,
-            calibration=calibration,
-            **subset_opts,
-            split=split,
-            image_map=image_map,
-            voc_origin=voc_origin,
-            pred_ids=pred_ids,
-            angle_unit=angle_unit,
-            jobs=jobs,
-            **protocol_options,
-        )
+            result = partial_state(predictions, ground_truth, shard=shard_kn, options=options)
+        else:
+            result = evaluate(predictions, ground_truth, options)
     finally:
         if progress is not None:
             progress.close()

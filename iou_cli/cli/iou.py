@@ -6,9 +6,8 @@ from typing import Annotated
 
 import typer
 
-from .output import resolve_output
+from .output import resolve_output, write_report
 from .params import DebugOpt, OutputOpt
-from .stdio import StdoutFailed, console, write_stdout
 
 IOU_EXAMPLES = """Examples:
   iou-eval iou 50,100,150,150 105,120,185,160
@@ -42,15 +41,4 @@ def iou_cmd(
     m = box_iou_matrix(box_a, box_b, box_format=box_format, crowd=crowd)
     if out is None:  # two boxes: the bare number; files: as every other verb
         out = "value" if m.single else resolve_output(None)
-    if out == "table":
-        from ..report.result import iou_matrix_table
-
-        try:
-            console().print(iou_matrix_table(m))
-        except OSError as exc:
-            raise StdoutFailed(exc) from None
-        write_stdout("")
-    else:
-        from ..report.result import iou_matrix_text
-
-        write_stdout(iou_matrix_text(m, out))
+    write_report(m, out)

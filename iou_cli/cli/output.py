@@ -23,66 +23,44 @@ def resolve_output(output: str | None) -> str:
 
 
 def print_result(result: Any, output: str, per_class: bool, title: Any = PROG) -> None:
-    from ..report import result as report
-
-    extra = getattr(result, "extra", None) or {}
-    if output == "json":
-        write_stdout(report.to_json(result, ascii_only=not stdout_is_unicode()))
-    elif output == "csv":
-        chosen = analysis_csv(extra)
-        write_stdout(chosen if chosen is not None else report.to_csv(result, per_class=per_class))
-    elif output == "markdown":
-        text = report.to_markdown(result, per_class=per_class)
-        if extra:
-            from ..report.analyses import to_markdown
-
-            text += to_markdown(extra)
-        write_stdout(text)
-    else:
-        try:  # a closed pipe or a full disk: one line and a defined exit (main())
-            print_table(result, per_class, title)
-        except OSError as exc:
-            raise StdoutFailed(exc) from None
-        write_stdout("")
+    """The report of a Result on stdout (see :func:`write_report`)."""
+    write_report(result, output, per_class=per_class, title=title)
 
 
-def print_table(result: Any, per_class: bool, title: Any, *, stderr: bool = False) -> None:
-    """The rich table (and the analyses' tables) at the terminal's width; piped, at the
-    table's full width."""
+def write_report(obj: Any, output: str, *, per_class: bool = False, title: Any = PROG) -> None:
+    """Every verb's report goes out here: ``report.render(obj, output)`` on stdout (a table
+    at the terminal's width; piped, a Result's table at its full width)."""
+    from ..report import render
+
+    if output != "table":
+        write_stdout(render(obj, output, per_class=per_class, ascii_only=not stdout_is_unicode()))
+        return
+    try:  # a closed pipe or a full disk: one line and a defined exit (main())
+        print_table(obj, per_class, title)
+    except OSError as exc:
+        raise StdoutFailed(exc) from None
+    write_stdout("")
+
+
+def print_table(obj: Any, per_class: bool, title: Any, *, stderr: bool = False) -> None:
+    """The rich table (and the analyses' tables) at the terminal's width; piped, a Result's
+    table at its full width."""
     from rich.console import Console
 
-    from ..report import result as report
+    from ..limits import console_width
+    from ..report import render
 
     stream = sys.stderr if stderr else sys.stdout
     width = None
-    if not stream.isatty():
-        width = report.full_width(result, per_class=per_class, title=title)
-    if width is None:  # COLUMNS=0 would make rich print nothing (limits.console_width)
-        from ..limits import console_width
+    if not stream.isatty() and type(obj).__name__ == "Result":
+        from ..report.result import full_width
 
+        width = full_width(obj, per_class=per_class, title=title)
+    if width is None:  # COLUMNS=0 would make rich print nothing (limits.console_width)
         width = console_width(os.environ.get("COLUMNS"))
     console = Console(highlight=False, stderr=stderr, width=width)
-    console.print(
-        report.render_table(result, per_class=per_class, title=title, width=console.width)
-    )
-    extra = getattr(result, "extra", None) or {}
-    if extra:
-        from ..report.analyses import renderables
-
-        for part in renderables(extra):
-            console.print(part)
-
-
-def analysis_csv(extra: dict[str, Any]) -> str | None:
-    """Issue 11: with -o csv, the table of the one analysis asked for (else None)."""
-    if not extra:
-        return None
-    from ..report.analyses import SECTIONS, csv_table
-
-    for name, _flag in SECTIONS:
-        if name in extra:
-            return csv_table(name, extra[name])
-    return None
+    for part in render(obj, "table", per_class=per_class, title=title, width=console.width):
+        console.print(part)
 
 
 def emit(

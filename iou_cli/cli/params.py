@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -360,3 +360,17 @@ VocOriginOpt = Annotated[
         rich_help_panel=P_INPUTS,
     ),
 ]
+
+
+def parse_subset(classes: str | None, image_ids: str | None) -> dict[str, Any]:
+    """``--classes NAME,...`` and ``--image-ids FILE|ID,...`` as lists (None: all)."""
+    if classes is None and image_ids is None:
+        return {"classes": None, "image_ids": None}
+    from ..analysis.subset import parse_list, read_image_ids
+
+    if classes is not None and not parse_list(classes):
+        raise UsageError(f"--classes: expected NAME[,NAME...], got {classes!r}")
+    return {
+        "classes": parse_list(classes) if classes is not None else None,
+        "image_ids": read_image_ids(image_ids) if image_ids is not None else None,
+    }

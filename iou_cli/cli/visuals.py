@@ -44,7 +44,7 @@ def write_visuals(
 
     cv = for_result(result)
     if curves and cv is not None:
-        result.extra["curves"] = cv
+        result.analyses["curves"] = cv
     if plots is not None:
         from ..report.plots import write_plots
 

@@ -8,7 +8,7 @@ ground truth nor detections of the category. The list is laid out as pycocotools
 out: category-major, then area range, then image. Code that gathers records from several
 processes and assigns them back to ``evalImgs`` (the torchvision references'
 ``CocoEvaluator``) is accumulated by :func:`accumulate_records`, through the engine's own
-:func:`iou_cli.protocols.coco.accumulate`.
+:func:`iou_cli.matching.accumulate.accumulate`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ..matching.accumulate import accumulate
 from ..matching.table import MatchTable
-from ..protocols.coco import CocoEvaluation, accumulate
+from ..protocols.coco import CocoEvaluation
 from .scene import Scene
 
 

@@ -113,7 +113,8 @@ def _image_sizes(ds: Dataset) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int
     return hs, ws
 
 
-def _convert_side(
+# complexity: one pass over a side's segmentations, each kind (RLE, polygon, box) located in place
+def _convert_side(  # noqa: C901
     side: _Side, hs: npt.NDArray[np.int64], ws: npt.NDArray[np.int64], keys: Sequence[Any]
 ) -> list[RLE]:
     """Check and convert every raw segmentation of one side to a compressed RLE dict."""

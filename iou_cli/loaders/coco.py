@@ -49,7 +49,8 @@ def _stem(name: object) -> str | None:
     return os.path.splitext(os.path.basename(name.replace("\\", "/")))[0]
 
 
-def _check_record(
+# complexity: one table of per-field checks of a record, each with its own located message
+def _check_record(  # noqa: C901
     rec: object, where: str, path: str, *, need_score: bool, need_bbox: bool, need_segm: bool
 ) -> None:
     """Raise a located InputError describing what is wrong with one record."""
@@ -359,7 +360,8 @@ def _table(data: dict[str, Any], key: str, path: str) -> list[Any]:
     return value
 
 
-def _load_dataset(
+# complexity: the dataset reader: one pass per COCO table, each check located; split along tables later
+def _load_dataset(  # noqa: C901
     path: str, data: dict[str, Any], *, role: str, iou_type: str, angle_unit: str = "rad"
 ) -> Side:
     images_l = _table(data, "images", path)

@@ -67,7 +67,8 @@ def _rotated_extent(c: list[float], degrees: float) -> list[float]:
 SHAPES = ("box", "polygon", "polyline", "points", "ellipse", "mask", "tag", "cuboid", "skeleton")
 
 
-def load_cvat(path: str, *, role: str, split: str | None = None) -> Side:
+# complexity: the per-element loop of the XML with its located checks
+def load_cvat(path: str, *, role: str, split: str | None = None) -> Side:  # noqa: C901
     root, lines = _parse(path)
     if root.tag != "annotations":
         raise InputError(path, lines.get(id(root)), f"expected <annotations>, got <{root.tag}>")

@@ -42,25 +42,35 @@ def detect_format(path: str) -> str:
     if not os.path.exists(path):
         raise InputError(path, None, "no such file or folder")
     if os.path.isfile(path):
-        low = path.lower()
-        foreign = _foreign_file(path, low)
-        if foreign is not None:
-            return foreign
-        if low.endswith(".xml"):
-            return "voc"
-        if low.endswith(".txt") and _dota_txt(path):
-            return "dota"
-        if low.endswith((".txt", ".yaml", ".yml")) or os.path.basename(low) == "obj.data":
-            return "yolo"
-        if low.endswith((".json", ".json.gz")):
-            return "coco"
-        with open(path, "rb") as f:
-            head = f.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
-        if head[:1] in (b"{", b"["):
-            return "coco"
-        if head[:1] == b"<":
-            return "voc"
-        return "coco"  # the COCO reader says what is wrong
+        return _detect_file(path)
+    return _detect_folder(path)
+
+
+def _detect_file(path: str) -> str:
+    """The format of one file: by name, then by its first bytes."""
+    low = path.lower()
+    foreign = _foreign_file(path, low)
+    if foreign is not None:
+        return foreign
+    if low.endswith(".xml"):
+        return "voc"
+    if low.endswith(".txt") and _dota_txt(path):
+        return "dota"
+    if low.endswith((".txt", ".yaml", ".yml")) or os.path.basename(low) == "obj.data":
+        return "yolo"
+    if low.endswith((".json", ".json.gz")):
+        return "coco"
+    with open(path, "rb") as f:
+        head = f.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:1] in (b"{", b"["):
+        return "coco"
+    if head[:1] == b"<":
+        return "voc"
+    return "coco"  # the COCO reader says what is wrong
+
+
+def _detect_folder(path: str) -> str:
+    """The format of a folder: by the files it holds."""
     try:
         entries = os.listdir(path)
     except OSError as e:

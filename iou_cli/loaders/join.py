@@ -36,7 +36,7 @@ def _sizes_from(other: Side) -> dict[str, tuple[float, float]]:
 def _scale(side: Side, other: Side, *, lenient: bool = False) -> Side:
     """Scale a normalised side to pixels: own sizes first, then the other side's by stem.
 
-    ``lenient`` (VOC protocols): boxes in an image without a size are left unscaled (NaN)
+    ``lenient`` (protocols with ``unscaled_boxes``, VOC): boxes in an image without a size are left unscaled (NaN)
     when the other side has no box on that image: they can only be unmatched ground truths
     or false positives, whatever their coordinates."""
     from .yolo import to_pixels
@@ -179,9 +179,13 @@ def _check_images(pred: Side, gt: Side) -> None:
             )
 
 
-def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
-    """Read both sides and join predictions onto the ground truth's images and categories."""
-    gt = load_side(gt_path, role="gt", fmt=opts.gt_format, opts=opts)
+def load_dataset(
+    pred_path: Any, gt_path: Any, opts: LoadOptions, *, gt_side: Side | None = None
+) -> Dataset:
+    """Read both sides and join predictions onto the ground truth's images and categories.
+    ``gt_side``: the ground truth read before (``gt_path`` is then only its name); it is
+    not changed, so one read serves many prediction sets."""
+    gt = gt_side if gt_side is not None else load_gt(gt_path, opts)
     pred = load_side(pred_path, role="pred", fmt=opts.pred_format, opts=opts)
     info: list[str] = [*gt.notes.get("info", []), *pred.notes.get("info", [])]
     pred = join_results(pred, gt, opts, info)
@@ -193,7 +197,7 @@ def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
         if note:
             info.append(note)
     pred, gt = apply_voc_origin(pred, gt, opts.voc_origin, info)
-    lenient = (opts.protocol or "coco") in ("voc", "voc07")
+    lenient = opts.unscaled_boxes
     if pred.boxes.normalized and not gt.boxes.normalized:
         pred = _scale(pred, gt, lenient=lenient)
     elif gt.boxes.normalized and not pred.boxes.normalized:
@@ -219,6 +223,11 @@ def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
     ds.info[:0] = info
     ds.warnings.extend([*gt.notes.get("warnings", []), *pred.notes.get("warnings", [])])
     return ds
+
+
+def load_gt(gt_path: Any, opts: LoadOptions) -> Side:
+    """Read the ground-truth side (the format detected unless ``--gt-format``)."""
+    return load_side(gt_path, role="gt", fmt=opts.gt_format, opts=opts)
 
 
 # ------------------------------------------------- a results list's category ids (issue 23)
@@ -300,7 +309,8 @@ def _image_map(path: str) -> tuple[dict[Hashable, str], dict[Hashable, str]]:
     return ids, cats
 
 
-def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Side:
+# complexity: the results-list join: each way to find stems is one branch with its own info line
+def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Side:  # noqa: C901
     """Give a COCO results list file stems (and category names) so that it can meet any
     ground truth: by image id when every id is a ground-truth id, else by file stem (the
     rows' ``file_name``, ``--image-map``, or the id itself as Ultralytics writes it)."""

@@ -346,7 +346,8 @@ def _has_txt(folder: str) -> bool:
     return any(n.lower().endswith(".txt") for n in os.listdir(folder))
 
 
-def yolo_listing(path: str, split: str | None) -> Listing | None:
+# complexity: one branch per YOLO layout (data.yaml, obj.data, images/labels trees)
+def yolo_listing(path: str, split: str | None) -> Listing | None:  # noqa: C901
     """The label files to read for a YOLO path, or None for a plain folder of label files
     (read as before: every txt file is one image)."""
     if os.path.isfile(path):

@@ -141,7 +141,8 @@ def _flag(el: Any, file: str, line: int, what: str) -> bool:
     return v != 0.0
 
 
-def load_voc(
+# complexity: the per-file loop with its per-element located checks (hot path)
+def load_voc(  # noqa: C901
     path: str,
     *,
     role: str,

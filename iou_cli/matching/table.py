@@ -57,7 +57,7 @@ class MatchTable:
     (pycocotools' ``gtIgnore == 0``); ``n_pos`` (length K) counts them per class.
 
     An analysis may score a corrected copy (:meth:`copy`) through the same AP code
-    (``protocols.coco.accumulate``): drop a prediction with :meth:`drop`, give a candidate a
+    (``matching.accumulate``): drop a prediction with :meth:`drop`, give a candidate a
     ground truth by writing ``gt``/``iou``/``ignored``, take a ground truth out of ``n_pos``.
     """
 

@@ -133,14 +133,23 @@ def _run(ds: Dataset, opts: Mapping[str, Any]) -> DotaEvaluation:
     )
 
 
+@dataclass(frozen=True)
+class Params:
+    """The DOTA protocol's own option: ``all_point`` (the area under the curve instead of the
+    devkit's VOC2007 11-point AP)."""
+
+    all_point: bool = False
+
+
 PROTOCOLS = {
     "dota": Protocol(
         name="dota",
         description="DOTA devkit task 1: rotated-box IoU > 0.5, VOC2007 11-point AP",
-        options=frozenset({"all_point"}),
-        defaults={"all_point": False},
+        params=Params,
         iou_types=("obb",),
         summary_keys=lambda opts: ["mAP"],
         run=_run,
+        curves="voc",
+        bbox_as="obb",  # DOTA scores rotated boxes only: the default bbox means obb
     )
 }

@@ -261,14 +261,24 @@ def run(ds: Dataset, opts: Mapping[str, Any]) -> LvisEvaluation:
     )
 
 
+@dataclass(frozen=True)
+class Params:
+    """The LVIS protocol's own option: ``keep_tables`` (keep every area range's match
+    table; lvis-api's maxDets and thresholds are fixed)."""
+
+    keep_tables: bool = False
+
+
 PROTOCOLS = {
     "lvis": Protocol(
         name="lvis",
         description="LVIS federated AP (lvis-api): 300 predictions per image, APr/APc/APf",
-        options=frozenset({"keep_tables"}),
-        defaults={},
+        params=Params,
         iou_types=("bbox", "segm"),
         summary_keys=lambda opts: list(SUMMARY_KEYS),
         run=run,
+        curves="coco",
+        bootstrap="coco",
+        bootstrap_options={"keep_tables": True},
     )
 }

@@ -381,14 +381,21 @@ def _run(ds: Dataset, opts: Mapping[str, Any]) -> UltralyticsEvaluation:
     )
 
 
+@dataclass(frozen=True)
+class Params:
+    """The Ultralytics protocol takes no options of its own (its thresholds are fixed)."""
+
+
 PROTOCOLS = {
     "ultralytics": Protocol(
         name="ultralytics",
         description="Ultralytics' yolo val metrics (P, R, mAP50, mAP50-95; float32, no maxDets)",
-        options=frozenset(),
-        defaults={},
+        params=Params,
         iou_types=("bbox",),
         summary_keys=lambda opts: list(SUMMARY_KEYS),
         run=_run,
+        curves="ultralytics",  # its own curves object: no curves JSON section
+        bootstrap="voc",  # compare re-runs the devkit-style matching, as before
+        class_key="mAP50-95",  # Ultralytics' per-class metric
     )
 }

@@ -377,6 +377,14 @@ def _run(ds: Dataset, opts: Mapping[str, Any], *, use_07: bool) -> VocEvaluation
     )
 
 
+@dataclass(frozen=True)
+class Params:
+    """The VOC protocols' own option: ``plus_one`` (the devkit's pixel convention, width =
+    x2 - x1 + 1)."""
+
+    plus_one: bool = False
+
+
 def _protocol(name: str, description: str, use_07: bool) -> Protocol:
     def run(ds: Dataset, opts: Mapping[str, Any]) -> VocEvaluation:
         return _run(ds, opts, use_07=use_07)
@@ -384,11 +392,13 @@ def _protocol(name: str, description: str, use_07: bool) -> Protocol:
     return Protocol(
         name=name,
         description=description,
-        options=frozenset({"plus_one"}),
-        defaults={"plus_one": False},
+        params=Params,
         iou_types=("bbox", "obb"),
         summary_keys=lambda opts: ["mAP"],
         run=run,
+        curves="voc",
+        bootstrap="voc",
+        unscaled_boxes=True,
     )
 
 

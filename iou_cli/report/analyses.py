@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..analysis.sections import plain
 from ..analysis.tide import MAIN, SPECIAL
 from ..text import csv_cell, md_cell, rich_text
-from .result import csv_value
+from .fmt import csv_value, md_table, number
 
 # the sections in report order, each with the CLI flag that asks for it
 SECTIONS = (
@@ -25,14 +25,6 @@ SECTIONS = (
     ("calibration", "--calibration"),
 )
 TOP_N = 10  # terminal/markdown: top confusions, worst images, label-error candidates
-
-
-def _short(v: Any, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    return str(v)
 
 
 def _csv(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
@@ -93,26 +85,20 @@ def csv_table(name: str, section: Any) -> str:
 # ------------------------------------------------------------------------------ markdown
 
 
-def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |"]
-    lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
-    lines += ["| " + " | ".join(r) + " |" for r in body]
-    return "\n".join(lines) + "\n"
-
-
 def to_markdown(extra: dict[str, Any]) -> str:
     """Markdown for every analysis section present (appended after the summary)."""
+    extra = plain(extra)
     out: list[str] = []
     tide = extra.get("tide")
     if tide is not None:
         out.append(
-            f"\n**TIDE** (AP at IoU {_short(tide['pos_thr'], 2)}: {_short(tide['baseline'])}; "
-            f"background IoU {_short(tide['bg_thr'], 2)})\n\n"
+            f"\n**TIDE** (AP at IoU {number(tide['pos_thr'], 2)}: {number(tide['baseline'])}; "
+            f"background IoU {number(tide['bg_thr'], 2)})\n\n"
         )
         out.append(
-            _md_table(
+            md_table(
                 ["error", "dAP", "count"],
-                [[e, _short(tide["dAP"][e]), str(tide["count"][e])] for e in MAIN + SPECIAL],
+                [[e, number(tide["dAP"][e]), str(tide["count"][e])] for e in MAIN + SPECIAL],
             )
         )
     conf = extra.get("confusion")
@@ -121,7 +107,7 @@ def to_markdown(extra: dict[str, Any]) -> str:
 
         out.append("\n**Top confusions** (ground truth → predicted)\n\n")
         out.append(
-            _md_table(
+            md_table(
                 ["ground truth", "predicted", "count"],
                 [[md_cell(a), md_cell(b), str(n)] for a, b, n in top_confusions(conf, TOP_N)],
             )
@@ -131,7 +117,7 @@ def to_markdown(extra: dict[str, Any]) -> str:
         out.append(f"\n**Worst images** (top {min(TOP_N, len(rows))} of {len(rows)})\n\n")
         keys = list(rows[0]) if rows else []
         out.append(
-            _md_table(
+            md_table(
                 keys,
                 [
                     [md_cell(r[k]) if k == "image" else str(r[k]) for k in keys]
@@ -143,16 +129,16 @@ def to_markdown(extra: dict[str, Any]) -> str:
     if lab:
         out.append(f"\n**Label-error candidates** (top {min(TOP_N, len(lab))} of {len(lab)})\n\n")
         out.append(
-            _md_table(
+            md_table(
                 ["kind", "image", "class", "score", "ground truth", "IoU"],
                 [
                     [
                         x["kind"],
                         md_cell(x["image"]),
                         md_cell(x["category"]),
-                        _short(x["score"]),
+                        number(x["score"]),
                         md_cell(x["gt_category"]) if x["gt_category"] is not None else "-",
-                        _short(x["iou"]),
+                        number(x["iou"]),
                     ]
                     for x in lab[:TOP_N]
                 ],
@@ -162,14 +148,14 @@ def to_markdown(extra: dict[str, Any]) -> str:
     if cal is not None:
         ov = cal["overall"]
         out.append(
-            f"\n**Calibration** (IoU {_short(cal['iou_thr'], 2)}, {cal['n_bins']} bins): "
-            f"ECE {_short(ov['ece'])}, MCE {_short(ov['mce'])}\n\n"
+            f"\n**Calibration** (IoU {number(cal['iou_thr'], 2)}, {cal['n_bins']} bins): "
+            f"ECE {number(ov['ece'])}, MCE {number(ov['mce'])}\n\n"
         )
         out.append(
-            _md_table(
+            md_table(
                 ["class", "n", "ECE", "MCE"],
                 [
-                    [md_cell(r["name"]), str(r["n"]), _short(r["ece"]), _short(r["mce"])]
+                    [md_cell(r["name"]), str(r["n"]), number(r["ece"]), number(r["mce"])]
                     for r in cal["per_class"]
                 ],
             )
@@ -184,6 +170,8 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
     """rich renderables for every analysis section present (names as rich Text, never
     markup)."""
     from rich import box
+
+    extra = plain(extra)
     from rich.table import Table
     from rich.text import Text
 
@@ -200,11 +188,11 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
     tide = extra.get("tide")
     if tide is not None:
         t = table(
-            f"TIDE at IoU {_short(tide['pos_thr'], 2)} (AP {_short(tide['baseline'])})",
+            f"TIDE at IoU {number(tide['pos_thr'], 2)} (AP {number(tide['baseline'])})",
             ["error", "dAP", "count"],
         )
         for e in MAIN + SPECIAL:
-            t.add_row(e, _short(tide["dAP"][e]), str(tide["count"][e]))
+            t.add_row(e, number(tide["dAP"][e]), str(tide["count"][e]))
         parts.append(t)
     conf = extra.get("confusion")
     if conf is not None:
@@ -235,20 +223,29 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
                 x["kind"],
                 rich_text(x["image"]),
                 rich_text(x["category"]),
-                _short(x["score"]),
+                number(x["score"]),
                 rich_text(x["gt_category"]) if x["gt_category"] is not None else "-",
-                _short(x["iou"]),
+                number(x["iou"]),
             )
         parts.append(t)
     cal = extra.get("calibration")
     if cal is not None:
         ov = cal["overall"]
         t = table(
-            f"Calibration at IoU {_short(cal['iou_thr'], 2)}: ECE {_short(ov['ece'])}, "
-            f"MCE {_short(ov['mce'])}",
+            f"Calibration at IoU {number(cal['iou_thr'], 2)}: ECE {number(ov['ece'])}, "
+            f"MCE {number(ov['mce'])}",
             ["class", "n", "ECE", "MCE"],
         )
         for r in cal["per_class"]:
-            t.add_row(rich_text(r["name"]), str(r["n"]), _short(r["ece"]), _short(r["mce"]))
+            t.add_row(rich_text(r["name"]), str(r["n"]), number(r["ece"]), number(r["mce"]))
         parts.append(t)
     return parts
+
+
+def csv_of(sections: dict[str, Any]) -> str | None:
+    """With -o csv, the table of the one analysis asked for (None: no analysis)."""
+    sections = plain(sections)
+    for name, _flag in SECTIONS:
+        if name in sections:
+            return csv_table(name, sections[name])
+    return None

@@ -15,7 +15,7 @@ from typing import Any
 from ..analysis.compare import Comparison, key_direction
 from ..result import clean
 from ..text import csv_cell, json_text, md_cell, rich_text
-from .result import csv_value, json_ready
+from .fmt import csv_value, json_ready, md_table, number, signed
 
 ENTRY_KEYS = ("a", "b", "delta", "ci_low", "ci_high", "significant")
 
@@ -74,26 +74,6 @@ def by_change(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for _, r in indexed]
 
 
-def _fmt(v: Any, digits: int = 4) -> str:
-    v = clean(v)
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return str(v)
-    return f"{v:.{digits}f}"
-
-
-def _fmt_delta(v: Any, digits: int = 4) -> str:
-    v = clean(v)
-    if v is None:
-        return "-"
-    if isinstance(v, int):
-        return f"{v:+d}"
-    return f"{v:+.{digits}f}"
-
-
 def _ci(e: dict[str, Any], digits: int = 3) -> str:
     lo, hi = clean(e.get("ci_low")), clean(e.get("ci_high"))
     if lo is None or hi is None:
@@ -129,7 +109,7 @@ def _has_ci(c: Comparison) -> bool:
 
 def _summary_rows(c: Comparison) -> list[list[str]]:
     return [
-        [key, _fmt(e.get("a")), _fmt(e.get("b")), _fmt_delta(e.get("delta"))]
+        [key, number(e.get("a")), number(e.get("b")), signed(e.get("delta"))]
         + ([_ci(e)] if _has_ci(c) else [])
         + [_verdict(key, e)]
         for key, e in c.metrics.items()
@@ -151,18 +131,16 @@ def _class_cells(c: Comparison, r: dict[str, Any]) -> list[str]:
     n_gt = r.get("n_gt")
     return [
         "-" if n_gt is None else str(n_gt),
-        _fmt(r.get("a"), 3),
-        _fmt(r.get("b"), 3),
-        _fmt_delta(r.get("delta"), 3),
+        number(r.get("a"), 3),
+        number(r.get("b"), 3),
+        signed(r.get("delta"), 3),
     ] + ([_ci(r, 3), _sig(r)] if _has_ci(c) else [])
 
 
 def to_markdown(c: Comparison, *, per_class: bool = False) -> str:
     def table(header: list[str], body: list[list[str]]) -> str:
-        lines = ["| " + " | ".join(h if h else " " for h in header) + " |"]
-        lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
-        lines += ["| " + " | ".join(x if x else " " for x in row) + " |" for row in body]
-        return "\n".join(lines) + "\n"
+        # an empty cell is a blank, so that no row ends in "||"
+        return md_table([h or " " for h in header], [[x or " " for x in row] for row in body])
 
     out = table(_summary_header(c), _summary_rows(c))
     if per_class and c.per_class:

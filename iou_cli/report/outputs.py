@@ -99,13 +99,6 @@ def _write_stdout(text: str | bytes) -> None:
         raise OutputError(f"-: cannot write to stdout: {e}") from None
 
 
-def write_atomic_bytes(
-    path: str, data: bytes, inputs: Iterable[str] = (), read_files: Iterable[str] = ()
-) -> None:
-    """:func:`write_atomic` for binary content (PNG, SVG)."""
-    write_atomic(path, data, inputs, read_files)
-
-
 def _write_direct(path: str, text: str | bytes, mode: int) -> None:
     """A character device or a pipe: opened for writing as it is, never replaced. A FIFO
     nobody reads is an error at once (ENXIO), not a hang."""

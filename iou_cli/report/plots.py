@@ -1,4 +1,5 @@
-"""Figures: PR curves, P/R/F1 against confidence, per-class AP bars, confusion, TIDE, compare.
+"""Figures: PR curves, P/R/F1 against confidence, per-class AP bars, confusion, TIDE
+(the two-run figures of ``compare`` are ``plots_compare.py``, on the same helpers).
 
 matplotlib is imported here and only here, and only when a figure is drawn (``--plots``,
 ``--report``): a plain evaluation never pays its import. Figures are built with the
@@ -6,7 +7,7 @@ object-oriented API on Agg canvases (no pyplot, no global state, no display), in
 ``rc_context`` that turns mathtext off (a class named ``$x$`` is shown as typed) and makes the
 SVG output reproducible (fixed hash salt, no date).
 
-Every function takes plain data (the ``curves`` dict of :mod:`iou_cli.analysis.curves`, a Result's
+Every function takes plain data or the typed sections that read as it (the ``curves`` dict of :mod:`iou_cli.analysis.curves`, a Result's
 rows, the ``confusion`` / ``tide`` JSON sections) and returns a ``Figure``; :func:`svg`,
 :func:`png` and :func:`write_plots` turn figures into bytes and files.
 """
@@ -99,6 +100,15 @@ def _figure(w: float, h: float) -> Any:
     return fig
 
 
+def _canvas(w: float, h: float, ax: Any = None) -> tuple[Any, Any]:
+    """``(figure, axes)``: a new w x h inch figure with one axes, or the caller's ``ax``
+    (a notebook's subplot) and its figure."""
+    if ax is not None:
+        return ax.figure, ax
+    fig = _figure(w, h)
+    return fig, fig.add_subplot()
+
+
 def _fmt(v: Any) -> str:
     return "-" if v is None else f"{v:.3f}"
 
@@ -138,12 +148,13 @@ def _ap_label(key: str | None) -> str:
 # --------------------------------------------------------------------------- single evaluation
 
 
-def pr_overall(curves: dict[str, Any], title: str = "Precision-recall, all classes") -> Any:
+def pr_overall(
+    curves: dict[str, Any], title: str = "Precision-recall, all classes", *, ax: Any = None
+) -> Any:
     """Class-mean precision against recall at 0.5, 0.75 and averaged over the thresholds;
     the legend gives each curve's AP (its mean, exactly the summary's)."""
     with _style():
-        fig = _figure(5.0, 4.3)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(5.0, 4.3, ax)
         r = np.asarray(curves["recall"])
         handles, labels = [], []
         for key, label, colour, ls in _thr_series(curves):
@@ -164,15 +175,14 @@ def pr_overall(curves: dict[str, Any], title: str = "Precision-recall, all class
         return fig
 
 
-def pr_voc(curves: dict[str, Any], max_coloured: int = 10) -> Any:
+def pr_voc(curves: dict[str, Any], max_coloured: int = 10, *, ax: Any = None) -> Any:
     """VOC: each class's devkit PR curve as its monotone envelope (the curve its all-point
     AP integrates), coloured with its AP when few, grey when many."""
     per = {k: v for k, v in curves.get("voc", {}).items() if v is not None}
     palette = [BLUE, ORANGE, GREEN, RED, PURPLE, INK, "#0891b2", "#ca8a04", "#db2777", GREY]
     aps = [v["AP"] for v in per.values()]
     with _style():
-        fig = _figure(5.6, 4.3)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(5.6, 4.3, ax)
         handles, labels = [], []
         many = len(per) > max_coloured
         for i, (name, c) in enumerate(per.items()):
@@ -287,11 +297,10 @@ def pr_per_class(
         return fig
 
 
-def confidence(conf: dict[str, Any], title: str | None = None) -> Any:
+def confidence(conf: dict[str, Any], title: str | None = None, *, ax: Any = None) -> Any:
     """Precision, recall and F1 against the confidence cut, the operating point marked."""
     with _style():
-        fig = _figure(5.8, 4.0)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(5.8, 4.0, ax)
         s = np.asarray(conf["score"], dtype=float)[::-1]
         lo = hi = 0.0
         if s.size:
@@ -348,7 +357,7 @@ def _ap_key(rows: Sequence[dict[str, Any]]) -> str:
     return "AP"
 
 
-def ap_bars(rows: Sequence[dict[str, Any]], key: str | None = None) -> Any:
+def ap_bars(rows: Sequence[dict[str, Any]], key: str | None = None, *, ax: Any = None) -> Any:
     """Per-class AP as horizontal bars, best first; AP50 as a lighter bar behind when known
     (beyond ``MAX_BARS`` classes, the best and the worst: see ``figtext.ends``)."""
     key = key or _ap_key(rows)
@@ -357,8 +366,7 @@ def ap_bars(rows: Sequence[dict[str, Any]], key: str | None = None) -> Any:
     total, items = len(items), ends(items)
     n = max(len(items), 1)
     with _style():
-        fig = _figure(6.0, 0.8 + 0.24 * n)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(6.0, 0.8 + 0.24 * n, ax)
         y = np.arange(len(items))
         v = [0.0 if a is None else a for _, a, _ in items]
         if any(b is not None for _, _, b in items):
@@ -384,7 +392,9 @@ def ap_bars(rows: Sequence[dict[str, Any]], key: str | None = None) -> Any:
         return fig
 
 
-def confusion(section: dict[str, Any], max_classes: int = MAX_CONFUSION_CLASSES) -> Any:
+def confusion(
+    section: dict[str, Any], max_classes: int = MAX_CONFUSION_CLASSES, *, ax: Any = None
+) -> Any:
     """Confusion matrix heatmap (rows ground truth, columns prediction, ``background`` last),
     each row normalised by its ground-truth count; counts written in the cells when small."""
     labels = [str(x) for x in section["labels"]]
@@ -400,8 +410,7 @@ def confusion(section: dict[str, Any], max_classes: int = MAX_CONFUSION_CLASSES)
         norm = np.where(row_sum > 0, m / row_sum, 0.0)
     side = min(max(3.6, 0.42 * n + 1.6), 14)
     with _style():
-        fig = _figure(side + 0.8, side)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(side + 0.8, side, ax)
         im = ax.imshow(norm, cmap="Blues", vmin=0, vmax=1, aspect="equal")
         ax.grid(False)
         ax.set_xticks(range(n))
@@ -444,15 +453,14 @@ _TIDE_NAMES = {
 }
 
 
-def tide(section: dict[str, Any]) -> Any:
+def tide(section: dict[str, Any], *, ax: Any = None) -> Any:
     """TIDE: the AP each error type costs (dAP), main errors then the two special ones."""
     d = section.get("dAP", {})
     keys = [k for k in TIDE_MAIN + TIDE_SPECIAL if k in d]
     vals = [0.0 if d[k] is None else float(d[k]) for k in keys]
     colours = [PURPLE if k in TIDE_SPECIAL else ORANGE for k in keys]
     with _style():
-        fig = _figure(5.6, 0.9 + 0.3 * max(len(keys), 1))
-        ax = fig.add_subplot()
+        fig, ax = _canvas(5.6, 0.9 + 0.3 * max(len(keys), 1), ax)
         y = np.arange(len(keys))
         ax.barh(y, vals, color=colours, height=0.66)
         top = max(vals + [0.0]) or 1.0
@@ -470,14 +478,13 @@ def tide(section: dict[str, Any]) -> Any:
         return fig
 
 
-def calibration(section: dict[str, Any]) -> Any:
+def calibration(section: dict[str, Any], *, ax: Any = None) -> Any:
     """Reliability diagram: accuracy (share of true positives) against mean confidence per
     score bin, the diagonal for perfect calibration, ECE in the title."""
     overall = section.get("overall", {}) or {}
     bins = [b for b in overall.get("bins", []) if b.get("count")]
     with _style():
-        fig = _figure(4.6, 4.3)
-        ax = fig.add_subplot()
+        fig, ax = _canvas(4.6, 4.3, ax)
         ax.plot([0, 1], [0, 1], color=GREY, lw=1, ls="--")
         if bins:
             lo = np.array([b["lo"] for b in bins])
@@ -493,92 +500,6 @@ def calibration(section: dict[str, Any]) -> Any:
         ax.set_ylabel(f"share correct (TP at IoU {section.get('iou_thr', '')})")
         ece = overall.get("ece")
         ax.set_title("Calibration" + (f" (ECE {ece:.3f})" if ece is not None else ""))
-        return fig
-
-
-# --------------------------------------------------------------------------- two evaluations
-
-
-def pr_compare(
-    curves_a: dict[str, Any], curves_b: dict[str, Any], label_a: str = "A", label_b: str = "B"
-) -> Any:
-    """Overlaid class-mean PR curves of two evaluations (IoU 0.5 solid, average dashed)."""
-    with _style():
-        fig = _figure(5.0, 4.3)
-        ax = fig.add_subplot()
-        handles, labels = [], []
-        for cv, lab, colour in ((curves_a, label_a, BLUE), (curves_b, label_b, RED)):
-            r = np.asarray(cv["recall"])
-            for key, ls in (("0.5", "-"), (None, "--")):
-                if key is not None and key not in cv["precision"]:
-                    continue
-                y = C.mean_curve(cv, key)
-                if y is None:
-                    continue
-                (h,) = ax.plot(r, y, color=colour, lw=2.0 if key else 1.6, ls=ls)
-                handles.append(h)
-                labels.append(f"{short(lab, 18)}  {_ap_label(key)} {_fmt(C.mean_ap(cv, key))}")
-        _pr_axes(ax)
-        ax.set_title("Precision-recall: A against B")
-        if handles:
-            _legend(ax, handles, labels, loc="lower left")
-        return fig
-
-
-def delta_bars(
-    rows: Sequence[dict[str, Any]], key: str = "AP", label_a: str = "A", label_b: str = "B"
-) -> Any:
-    """Per-class change of ``key`` (B minus A), largest gain first, with the bootstrap CI as
-    an error bar when known. ``rows`` as ``compare``'s ``per_class``: ``name``, ``delta``
-    (and ``ci_low`` / ``ci_high``); classes whose delta is undefined are left out."""
-    items = [r for r in rows if r.get("delta") is not None]
-    items.sort(key=lambda r: -float(r["delta"]))
-    items = ends(items)  # the largest gains and losses, as ap_bars
-    n = max(len(items), 1)
-    with _style():
-        fig = _figure(6.0, 0.9 + 0.24 * n)
-        ax = fig.add_subplot()
-        y = np.arange(len(items))
-        d = [float(r["delta"]) for r in items]
-        ax.barh(y, d, color=[GREEN if v >= 0 else RED for v in d], height=0.7)
-        lo = [r.get("ci_low") for r in items]
-        hi = [r.get("ci_high") for r in items]
-        has_ci = [a is not None and b is not None for a, b in zip(lo, hi, strict=True)]
-        if any(has_ci):
-            yi = [i for i, h in enumerate(has_ci) if h]
-            err = np.array(
-                [[d[i] - float(lo[i]) for i in yi], [float(hi[i]) - d[i] for i in yi]]  # type: ignore[arg-type]
-            )
-            ax.errorbar(
-                [d[i] for i in yi],
-                yi,
-                xerr=np.maximum(err, 0),
-                fmt="none",
-                ecolor=INK,
-                elinewidth=0.9,
-                capsize=2.5,
-            )
-        ax.axvline(0, color=GREY, lw=0.8)
-        extent = d + [float(v) for v in lo + hi if v is not None]
-        lim = max([abs(v) for v in extent] + [0.01]) * 1.3
-        for i, v in enumerate(d):
-            ax.text(
-                v + (lim * 0.02 if v >= 0 else -lim * 0.02),
-                i - 0.22,
-                f"{v:+.3f}",
-                va="center",
-                ha="left" if v >= 0 else "right",
-                fontsize=7,
-                color="#374151",
-            )
-        ax.set_xlim(-lim, lim)
-        ax.set_yticks(y)
-        ax.set_yticklabels([short(r.get("name")) for r in items])
-        ax.set_ylim(len(items) - 0.5, -0.5)
-        ax.grid(axis="y", visible=False)
-        ax.set_xlabel(f"{key}({short(label_b, 16)}) - {key}({short(label_a, 16)})")
-        ci = " (bars: confidence interval)" if any(has_ci) else ""
-        ax.set_title(f"{key} change per class{ci}")
         return fig
 
 
@@ -608,7 +529,9 @@ def figures(result: Any, curves: dict[str, Any] | None) -> list[tuple[str, str, 
     Names the font cannot draw are drawn escaped, said once in ``result.warnings``."""
     out: list[tuple[str, str, Any]] = []
     _ESCAPED.clear()
-    extra = getattr(result, "extra", None) or {}
+    from ..analysis.sections import plain
+
+    extra = plain(getattr(result, "analyses", None) or {})
     if curves is not None and curves.get("precision"):
         out.append(("pr_curve", "Class-mean precision-recall curves", pr_overall(curves)))
     elif curves is not None and curves.get("voc"):

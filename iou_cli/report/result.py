@@ -10,41 +10,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..result import Matches, Result, clean
-from ..text import csv_cell, json_text, md_cell, rich_text
+from ..text import json_text, md_cell, rich_text
+from .fmt import csv_value, json_ready, md_table, number, number3
 
 if TYPE_CHECKING:
     from ..tasks.pairwise import IouMatrix
 
 OUTPUTS = ("table", "csv", "json", "markdown")
-
-
-def csv_value(v: Any) -> str:
-    """Numbers as numbers (full precision); text as text a spreadsheet never evaluates."""
-    v = clean(v)
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v)
-    if isinstance(v, int):
-        return str(v)
-    return csv_cell(str(v))
-
-
-def _short(v: Any) -> str:
-    v = clean(v)
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.4f}"
-    return str(v)
 
 
 def columns(result: Result, per_class: bool) -> list[str]:
@@ -89,16 +64,6 @@ def to_csv(result: Result, *, per_class: bool = False) -> str:
     return buf.getvalue()
 
 
-def json_ready(obj: Any) -> Any:
-    if getattr(obj, "ndim", 0) > 0 and hasattr(obj, "tolist"):  # NumPy arrays
-        obj = obj.tolist()
-    if isinstance(obj, dict):
-        return {str(k): json_ready(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_ready(v) for v in obj]
-    return clean(obj)
-
-
 _THRESHOLD_PARAMS = ("iou_thrs", "op_iou_thr", "iou_thr")
 
 
@@ -127,23 +92,13 @@ def to_json(result: Result, *, ascii_only: bool = False) -> str:
     }
     if result.meta:
         doc["meta"] = json_ready(result.meta)
-    for key, section in result.extra.items():  # analyses' sections, in order
+    for key, section in result.analyses.items():  # analyses' sections, in order
         doc[key] = json_ready(section)
     return json_text(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=ascii_only)) + "\n"
 
 
-def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    """A GitHub table of cells already escaped: names from inputs went through ``md_cell``,
-    the rest (metric keys, numbers) is our own text."""
-    lines = ["| " + " | ".join(header) + " |"]
-    lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
-    for r in body:
-        lines.append("| " + " | ".join(r) + " |")
-    return "\n".join(lines) + "\n"
-
-
 def summary_pairs(result: Result) -> list[tuple[str, str]]:
-    return [(k, _short(v)) for k, v in result.summary.items()]
+    return [(k, number(v)) for k, v in result.summary.items()]
 
 
 # per-class columns shown in tables and markdown (all of them are in CSV/JSON), under the
@@ -175,13 +130,6 @@ SHORT_HEADERS = {
 DROP_ORDER = ("AR100", "AP75", "n_det", "f1", "AP50", "precision", "recall", "frequency", "n_gt")
 
 
-def _short3(v: Any) -> str:
-    v = clean(v)
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    return _short(v)
-
-
 def _narrow3(v: Any) -> str:
     """Three decimals without the leading zero (``.657``; ``1.00`` stays readable)."""
     v = clean(v)
@@ -189,7 +137,7 @@ def _narrow3(v: Any) -> str:
         return f"{v:.3f}"[1:]
     if isinstance(v, float) and v == 1.0:
         return "1.00"
-    return _short3(v)
+    return number3(v)
 
 
 def class_table_keys(result: Result) -> list[str]:
@@ -200,13 +148,13 @@ def class_table_keys(result: Result) -> list[str]:
 
 
 def to_markdown(result: Result, *, per_class: bool = False) -> str:
-    out = _md_table(["metric", "value"], summary_pairs(result))
+    out = md_table(["metric", "value"], summary_pairs(result))
     if per_class and result.per_class:
         keys = class_table_keys(result)
         body = [
-            [md_cell(r.get("name"))] + [_short(r.get(k)) for k in keys] for r in result.per_class
+            [md_cell(r.get("name"))] + [number(r.get(k)) for k in keys] for r in result.per_class
         ]
-        out += "\n" + _md_table(["class"] + keys, body)
+        out += "\n" + md_table(["class"] + keys, body)
     return out
 
 
@@ -239,7 +187,7 @@ def _class_table(result: Result, keys: list[str], short: bool, narrow: bool) -> 
     from rich import box
     from rich.table import Table
 
-    fmt = _narrow3 if narrow else _short3
+    fmt = _narrow3 if narrow else number3
     t = Table(show_header=True, header_style="bold", expand=False, box=box.SIMPLE_HEAD)
     # the name column never wraps and is never dropped; only a name longer than the whole
     # terminal is cut with an ellipsis
@@ -353,7 +301,7 @@ def iou_matrix_text(m: IouMatrix, output: str) -> str:
         return buf.getvalue()
     if output == "markdown":
         body = [[f"a{i}"] + [f"{x:.6f}" for x in v[i]] for i in range(v.shape[0])]
-        return _md_table(header, body)
+        return md_table(header, body)
     raise ValueError(f"no text form {output!r} of an IoU matrix")
 
 

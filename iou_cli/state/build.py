@@ -45,14 +45,17 @@ def _categories(ds: Dataset) -> dict[str, Any]:
 def run_options(protocol: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """The protocol's resolved options for a map step (no ``--matches`` rows; COCO and LVIS
     keep every area range's match table)."""
-    from ..protocols import get_protocol, resolve_options
+    from ..protocols import get_protocol
 
     p = get_protocol(protocol)
-    given = dict(options)
-    given["matches"] = False
-    if "keep_tables" in p.options:
-        given["keep_tables"] = True
-    opts = resolve_options(p, given)
+    from dataclasses import fields
+
+    defaults = p.params()
+    opts = {f.name: getattr(defaults, f.name) for f in fields(defaults)}
+    opts.update(options)  # resolved options (RunOptions.protocol_options) win
+    opts["matches"] = False
+    if "keep_tables" in opts:
+        opts["keep_tables"] = True
     opts["map_only"] = True  # the reduce accumulates, once, over every part
     return opts
 

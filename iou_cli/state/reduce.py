@@ -77,7 +77,8 @@ def _coco_params(h: dict[str, Any]) -> Any:
 
 
 def _coco(state: PartialState, jobs: int = 1) -> Evaluation:
-    from ..protocols.coco import _acc_order, _by_score
+    from ..matching.accumulate import acc_order as _acc_order
+    from ..matching.accumulate import by_score as _by_score
 
     h = state.header
     lay = h["layout"]
@@ -248,7 +249,7 @@ class _AreaWork:
 def _area(c: _AreaWork, ai: int) -> tuple[MatchTable | None, FloatArray, FloatArray, FloatArray]:
     """Area range ``ai`` of the layout: its match table (area "all" only) and its
     precision (T, R, K, P), recall (T, K, M) and scores (T, R, K, P)."""
-    from ..protocols.coco import AccOrder, accumulate
+    from ..matching.accumulate import AccOrder, accumulate
 
     Tp, A = c.Tp, c.A
     tp = _flag_rows(c.bits, ai * Tp, Tp)  # (Tp, n)

@@ -164,7 +164,8 @@ def _read_rows(path: str) -> list[tuple[int, list[str]]]:
     return rows
 
 
-def _read_table(path: str, id_column: str | None, sep: str) -> _Table:
+# complexity: the CSV reader: one branch per column layout, each error located
+def _read_table(path: str, id_column: str | None, sep: str) -> _Table:  # noqa: C901
     rows = _read_rows(path)
     if not rows:
         raise InputError(path, None, "empty file, expected a header row and one row per sample")

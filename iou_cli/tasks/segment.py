@@ -221,7 +221,8 @@ def summarize(conf: IntArray) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return summary, rows
 
 
-def evaluate_segment(
+# complexity: the pair loop with located errors per image (progress, sizes, labels)
+def evaluate_segment(  # noqa: C901
     pred_dir: str,
     gt_dir: str,
     *,

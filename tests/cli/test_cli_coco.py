@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from iou_cli.cli import main
-from tests.cli.helpers import run
 from tests.conftest import DATA
+from tests.helpers import run
 from tests.oracle.pycoco import STAT_KEYS
 
 GT = str(DATA / "coco" / "instances_val2014_100.json")
@@ -100,7 +100,7 @@ def test_per_class_csv_and_markdown_and_table(capsys: pytest.CaptureFixture[str]
 
 def test_table_piped_uses_its_full_width(tmp_path: Path) -> None:
     # piped, -o table is not cut to 80 columns (issue 15): every column, full headers;
-    # the 80-column terminal is tested in test_cli_issue15.py through a real pty
+    # the 80-column terminal is tested in test_cli_first_run.py through a real pty
     env = dict(os.environ, COLUMNS="80", TERM="dumb")
     p = subprocess.run(
         [sys.executable, "-m", "iou_cli", DT, GT, "-o", "table", "--per-class", "-q"],

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.helpers import run
+from tests.helpers import run
 
 KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "APr", "APc", "APf", "AR300", "ARs", "ARm"]
 KEYS += ["ARl"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import run
+from tests.helpers import run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ROOT = DATA.parent.parent

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import run
+from tests.helpers import run
 
 # ship: GT A (counts), B (counts), D (difficult); visited by score 0.9 on A (TP), 0.8 on A
 # (duplicate: FP), 0.7 on D (neither), 0.6 far away (FP): VOC07 AP = 6/11 (hand calculation in

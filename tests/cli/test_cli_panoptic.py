@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import run
-from tests.panoptic.bad_cases import CASES, valid
-from tests.panoptic.gen import random_sets
+from tests.helpers import run
+from tests.oracle.panoptic_gen import random_sets
+from tests.robust.panoptic_bad_cases import CASES, valid
 
-PQ_VALID = (0.8 + 0.75 + 20 / 24) / 3  # hand count in tests/panoptic/test_bad_input.py
+PQ_VALID = (0.8 + 0.75 + 20 / 24) / 3  # hand count in tests/robust/test_panoptic_bad_input.py
 
 
 def test_json_summary_per_class_and_meta(

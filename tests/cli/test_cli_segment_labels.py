@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import run
+from tests.helpers import run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEG = DATA / "segment"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import run
+from tests.helpers import run
 
 ROOT = Path(__file__).parents[2]
 V100 = ROOT / "tests" / "data" / "peers_voc" / "voc100"

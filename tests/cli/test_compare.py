@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.helpers import run
+from tests.helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
 GT = str(ROOT / "sample_data" / "coco" / "gt.json")

@@ -78,7 +78,7 @@ def evil_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     tmp = tmp_path_factory.mktemp("evil")
     pred, gt = _evil_inputs(tmp)
     result, cv = _evaluate(pred, gt)
-    result.extra = {  # type: ignore[attr-defined]
+    result.extra = {
         "confusion": {
             "labels": [EVIL, "car", "dog", "background"],
             "matrix": [[8, 0, 0, 1], [0, 5, 1, 0], [0, 1, 5, 2], [1, 3, 1, 0]],
@@ -159,7 +159,7 @@ def test_report_renders_in_chromium(tmp_path: Path, capsys: pytest.CaptureFixtur
     # what `make report-check` does, on the sample data with a class named <script>...: the
     # CLI's report in a real browser. An executed alert() would block the headless
     # screenshot; markup swallowed by a stray tag would leave the page blank.
-    from tests.cli.helpers import run
+    from tests.helpers import run
 
     pred, gt = _evil_inputs(tmp_path)
     html = tmp_path / "report.html"
@@ -181,7 +181,7 @@ def test_judge_flags_a_blank_page(tmp_path: Path) -> None:
 
 def test_curves_of_a_result_or_a_saved_report(capsys: pytest.CaptureFixture[str]) -> None:
     # compare's two modes: Results (predictions) or saved -o json reports (with --curves)
-    from tests.cli.helpers import run
+    from tests.helpers import run
 
     result, cv = _evaluate(SAMPLE / "preds.json", SAMPLE / "gt.json")
     assert C.curves_of(result) == cv
@@ -199,7 +199,7 @@ def test_per_class_table_sorts_in_chromium(
 ) -> None:
     # the inline script, run by a real browser: click headers, read the row order back
     from tests.browser import dump_dom
-    from tests.cli.helpers import run
+    from tests.helpers import run
 
     html = tmp_path / "report.html"
     code, _, err = run(

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from iou_cli.analysis import curves as C
-from tests.cli.helpers import run
 from tests.cli.test_report_html import external_resources
 from tests.conftest import DATA
+from tests.helpers import run
 from tests.oracle.pycoco import pycoco_eval
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,7 +26,7 @@ def random_scene(
     grid = int(rng.choice([1, 2, 4, 8]))  # coarse grids make exact IoU ties likely
     for im in images:
         n_gt = 0 if rng.random() < 0.15 else int(rng.integers(0, 9))
-        gts = []
+        gts: list[dict[str, Any]] = []
         for _ in range(n_gt):
             w = int(rng.integers(0, 40)) * grid
             h = int(rng.integers(0, 40)) * grid

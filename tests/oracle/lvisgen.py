@@ -139,12 +139,14 @@ def random_lvis_scene(
             dets.append(det)
     order = rng.permutation(len(dets))
     dets = [dets[i] for i in order]
-    counts = {c: 0 for c in cat_ids}
+    counts: dict[Any, int] = {c: 0 for c in cat_ids}
     for a in anns:
         counts[a["category_id"]] += 1
-    for c in categories:
-        c["instance_count"] = counts[c["id"]]
-        c["image_count"] = len({a["image_id"] for a in anns if a["category_id"] == c["id"]})
+    for cat_rec in categories:
+        cat_rec["instance_count"] = counts[cat_rec["id"]]
+        cat_rec["image_count"] = len(
+            {a["image_id"] for a in anns if a["category_id"] == cat_rec["id"]}
+        )
     gt = {
         "info": {"description": "generated LVIS-like scene", "version": "1.0"},
         "licenses": [{"id": 1, "name": "Attribution License", "url": ""}],

@@ -5,6 +5,7 @@ its compiled ``polyiou``, and against hand calculations."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -37,8 +38,8 @@ def devkit_ap(rec: np.ndarray, prec: np.ndarray, use_07: bool) -> float:
     mpre = np.concatenate(([0.0], prec, [0.0]))
     for i in range(mpre.size - 1, 0, -1):
         mpre[i - 1] = max(mpre[i - 1], mpre[i])
-    i = np.where(mrec[1:] != mrec[:-1])[0]
-    return float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
+    idx = np.where(mrec[1:] != mrec[:-1])[0]
+    return float(np.sum((mrec[idx + 1] - mrec[idx]) * mpre[idx + 1]))
 
 
 def devkit_eval(
@@ -50,7 +51,7 @@ def devkit_eval(
     ovthresh: float = 0.5,
 ) -> float:
     """``voc_eval`` of the devkit, restated: one class, detections in Task1 file order."""
-    class_recs = {}
+    class_recs: dict[str, dict[str, Any]] = {}
     npos = 0
     for im in images:
         objs = [o for o in gts.get(im, []) if o[1] == classname]

@@ -15,6 +15,7 @@ import pytest
 
 from iou_cli.api import evaluate
 from tests.conftest import DATA
+from tests.helpers import assert_one_error_line, run_cli
 from tests.oracle.pycoco import STAT_KEYS
 from tests.oracle.test_layouts import (
     CLASSES,
@@ -27,7 +28,6 @@ from tests.oracle.test_layouts import (
     _scene,
     _ultralytics_predictions,
 )
-from tests.robust._cli import assert_one_error_line, run_cli
 
 V100 = DATA / "peers_voc" / "voc100"
 DETS = str(V100 / "dets" / "coco_format" / "coco_dets.json")

@@ -22,8 +22,8 @@ import pytest
 
 from iou_cli.api import evaluate
 from tests.conftest import DATA
+from tests.helpers import assert_one_error_line, run_cli
 from tests.oracle.pycoco import STAT_KEYS, pycoco_eval, stats_of
-from tests.robust._cli import assert_one_error_line, run_cli
 
 W, H = 512, 256
 # a name with a comma and one with quotes: a hand-written YAML parser got these wrong
@@ -73,7 +73,7 @@ def _coco(
     gt = {s: [(rank[b[0]], *b[1:]) for b in boxes] for s, boxes in gt.items()}
     preds = [(p[0], rank[p[1]], *p[2:]) for p in preds]
     names = sorted(CLASSES) if by_name else CLASSES
-    anns = []
+    anns: list[dict[str, Any]] = []
     for s in stems:
         for c, x1, y1, x2, y2 in gt[s]:
             w, h = x2 - x1, y2 - y1
@@ -487,7 +487,7 @@ def test_yolo_seg_masks_under_segm_equal_pycocotools(tmp_path: Path, scene: Any)
     def poly(x1: int, y1: int, x2: int, y2: int) -> list[list[float]]:
         return [[float(v) for xy in tri(x1, y1, x2, y2) for v in xy]]
 
-    anns = []
+    anns: list[dict[str, Any]] = []
     for s in VAL:
         for c, *b in gt[s]:
             rle = mask_utils.merge(mask_utils.frPyObjects(poly(*b), H, W))
@@ -599,7 +599,7 @@ def test_voc_folder_with_images_folder(tmp_path: Path, scene: Any) -> None:
     dataset, dets = _coco(VAL, gt, preds, by_name=True)
     (tmp_path / "dets.json").write_text(json.dumps(dets))
     (tmp_path / "map.json").write_text(json.dumps({**dataset, "annotations": []}))
-    args = {"image_map": str(tmp_path / "map.json")}
+    args: dict[str, Any] = {"image_map": str(tmp_path / "map.json")}
     r = evaluate(
         str(tmp_path / "dets.json"), str(tmp_path / "ann"), images=str(tmp_path / "imgs"), **args
     )

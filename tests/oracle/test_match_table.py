@@ -10,6 +10,7 @@ re-scoring an unedited copy of a table through ``accumulate`` must give them bac
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from tests.oracle.pycoco import pycoco_eval
 N_SEEDS = int(os.environ.get("IOU_EVAL_DIFF_SEEDS", "25"))
 
 
-def _scene(seed: int) -> tuple[dict, list, CocoEvaluation, object]:
+def _scene(seed: int) -> tuple[dict, list, CocoEvaluation, Any]:
     gt, dets = random_scene(seed)
     if not dets:
         pytest.skip("pycocotools cannot load an empty result list")
@@ -120,7 +121,7 @@ def test_dropping_false_positives_through_the_same_ap_code() -> None:
     ]
     r = evaluate(dets, gt)
     assert r.summary["AP50"] == pytest.approx(0.5, abs=1e-15)
-    table = r.evaluation.table.copy()
+    table = r.table.copy()
     t50 = table.thr_index(0.5)
     fp = np.flatnonzero(table.fp(t50))
     assert sorted(table.det_score[fp].tolist()) == [0.7, 0.9]

@@ -20,6 +20,7 @@ import yaml
 
 from iou_cli.api import evaluate
 from iou_cli.errors import UsageError
+from tests.helpers import assert_one_error_line, run_cli
 from tests.oracle.test_layouts import (
     CLASSES,
     VAL,
@@ -29,7 +30,6 @@ from tests.oracle.test_layouts import (
     _stats,
     _write_yolo_split,
 )
-from tests.robust._cli import assert_one_error_line, run_cli
 
 # five classes, of which the scene uses the first three: ids fit both readings
 NAMES5 = [*CLASSES, "bike", "bus"]

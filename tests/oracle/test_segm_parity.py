@@ -19,6 +19,7 @@ import contextlib
 import copy
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ FCE_SMALL = [
 DETECTRON2 = [0.7252475247524752, 1, 1, 0.8, 0.7, None, 0.35, 0.75, 0.75, 0.8, 0.7, None]
 
 
-def _check(summary: dict[str, Any], expected: list[float | None], tol: float) -> None:
+def _check(summary: dict[str, Any], expected: Sequence[float | None], tol: float) -> None:
     for key, want in zip(KEYS, expected, strict=True):
         got = summary[key]
         if want is None:

@@ -85,7 +85,7 @@ def _check(ev: UltralyticsEvaluation, ref: dict[str, Any]) -> float:
         if stats[key] is None:  # no ground truth: Ultralytics prints 0
             assert ref["results"][key] == 0.0
             continue
-        worst = max(worst, abs(float(stats[key]) - ref["results"][key]))
+        worst = max(worst, abs(float(stats[key]) - ref["results"][key]))  # type: ignore[arg-type]
     return worst
 
 

@@ -38,7 +38,7 @@ def main() -> None:
         import iou_cli.loaders.voc  # noqa: F401
         import iou_cli.loaders.yolo  # noqa: F401
     sys.path.insert(0, str(ROOT))
-    from tests.robust._cli import assert_one_error_line, run_cli
+    from tests.helpers import assert_one_error_line, run_cli
 
     work = Path(tempfile.mkdtemp(prefix="iou-eval-atheris-"))
     (work / "voc").mkdir()

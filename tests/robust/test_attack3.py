@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DATA
-from tests.robust._cli import assert_one_error_line, run_cli
+from tests.helpers import assert_one_error_line, run_cli
 
 GOOD = DATA / "bad" / "good"
 GT = json.loads((GOOD / "coco_gt.json").read_text())

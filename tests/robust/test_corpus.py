@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DATA
-from tests.robust._cli import assert_one_error_line, run_cli
+from tests.helpers import assert_one_error_line, run_cli
 
 BAD = DATA / "bad"
 CASES: list[dict[str, Any]] = json.loads((BAD / "cases.json").read_text(encoding="utf-8"))["cases"]

@@ -33,7 +33,7 @@ from iou_cli.errors import InputError
 from iou_cli.loaders import files
 from iou_cli.loaders.jsonio import parse_json
 from tests.conftest import DATA
-from tests.robust._cli import assert_one_error_line, run_cli
+from tests.helpers import assert_one_error_line, run_cli
 
 GOOD = DATA / "bad" / "good"
 
@@ -206,6 +206,7 @@ def test_a_fifo_read_by_two_evaluations_is_read_twice(tmp_path: Path) -> None:
     fifo = tmp_path / "pred.json"
     os.mkfifo(fifo)
     summaries = []
+    preds: Any
     for preds in ([], json.loads((GOOD / "coco_pred.json").read_text())):
 
         def feed(data: bytes = json.dumps(preds).encode()) -> None:

@@ -8,12 +8,13 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import DATA
-from tests.robust._cli import ERROR_LINE
+from tests.helpers import ERROR_LINE
 from tests.robust.test_corpus import billion_laughs, deep_json, deep_object, quadratic_blowup
 
 GOOD = DATA / "bad" / "good"
@@ -35,7 +36,7 @@ def _write(folder: Path, name: str, data: str | bytes) -> str:
     return str(p)
 
 
-HOSTILE = {
+HOSTILE: dict[str, tuple[str, Callable[[], str | bytes], str]] = {
     # name: (file name, content, role)
     "deep-list-pred": ("deep.json", deep_json, "pred"),
     "deep-object-gt": ("deep.json", deep_object, "gt"),

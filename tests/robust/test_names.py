@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.robust._cli import assert_one_error_line, run_cli
+from tests.helpers import assert_one_error_line, run_cli
 
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -18,12 +18,13 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import iou_cli.loaders.files as files
 from tests.conftest import DATA
-from tests.robust._cli import ERROR_LINE, assert_one_error_line, run_cli
+from tests.helpers import ERROR_LINE, assert_one_error_line, run_cli
 
 GOOD = DATA / "bad" / "good"
 GT = str(GOOD / "coco_gt.json")
@@ -31,14 +32,14 @@ PRED = str(GOOD / "coco_pred.json")
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux special files")
 
 
-def cli(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+def cli(args: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
     kw.setdefault("stdout", subprocess.PIPE)
     return subprocess.run(
         [sys.executable, "-m", "iou_cli", *args],
         stderr=subprocess.PIPE,
         text=True,
         timeout=60,
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 
@@ -369,7 +370,7 @@ def test_out_of_memory_says_what_asked_for_it(monkeypatch: pytest.MonkeyPatch) -
 
     coco = get_protocol("coco")
 
-    def oom(*args: object, **kw: object) -> None:
+    def oom(*args: Any, **kw: Any) -> Any:
         raise MemoryError
 
     import iou_cli.protocols.coco as module

@@ -18,7 +18,7 @@ import pytest
 
 import iou_cli.report.outputs
 from tests.conftest import DATA
-from tests.robust._cli import assert_one_error_line, run_cli
+from tests.helpers import assert_one_error_line, run_cli
 
 GOOD = DATA / "bad" / "good"
 OLD = "previous results, must survive\n"
@@ -211,33 +211,74 @@ def _big_scene(folder: Path, n_img: int = 3000, n_gt: int = 20, n_det: int = 60)
     (folder / "dt.json").write_text(json.dumps(dets))
 
 
-def _numpy_loaded(pid: int) -> bool:
-    """The CLI imports NumPy only inside the evaluate command (after the entry point's
-    try: block is entered), so a mapped NumPy extension means Ctrl-C is ours to handle."""
-    try:
-        with open(f"/proc/{pid}/maps") as fh:
-            return "_multiarray_umath" in fh.read()
-    except OSError:
-        return False
+# The child runs the CLI with one hook: when the run reaches ``phase`` (inside the evaluation,
+# or half-way through writing --matches: its temporary file written, not yet renamed) it
+# creates the file ``sync`` and waits there for the signal. The parent sends SIGINT only once
+# that file exists, so the interrupt always lands inside the work, however loaded the machine.
+_CTRL_C_CHILD = r"""
+import os, sys, time
+
+sync, phase = sys.argv[1], sys.argv[2]
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/<pid>/maps")
-def test_real_ctrl_c_exits_130_and_leaves_no_partial_file(tmp_path: Path) -> None:
-    _big_scene(tmp_path)
+def wait_for_ctrl_c():
+    open(sync, "w").close()  # tells the parent: the run is inside the work now
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.01)  # SIGINT raises KeyboardInterrupt here
+    raise SystemExit("no SIGINT came")
+
+
+if phase == "evaluating":
+    import iou_cli.api as api
+
+    real = api.evaluate_dataset
+
+    def evaluate_dataset(*args, **kwargs):
+        wait_for_ctrl_c()
+        return real(*args, **kwargs)
+
+    api.evaluate_dataset = evaluate_dataset
+else:
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        wait_for_ctrl_c()
+        real_fsync(fd)
+
+    os.fsync = fsync
+
+from iou_cli.cli import main
+
+main(sys.argv[3:])
+"""
+
+
+@pytest.mark.parametrize("phase", ["evaluating", "writing"])
+def test_real_ctrl_c_exits_130_and_leaves_no_partial_file(tmp_path: Path, phase: str) -> None:
+    sync = tmp_path / "sync"
+    tmp_path = tmp_path / "run"
+    tmp_path.mkdir()
+    _big_scene(tmp_path, n_img=200)
     out = tmp_path / "out.csv"
     out.write_text(OLD)
     before = listing(tmp_path)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "iou_cli", "dt.json", "gt.json", "-q", "--matches", "out.csv"],
+        [sys.executable, "-c", _CTRL_C_CHILD, str(sync), phase]
+        + ["dt.json", "gt.json", "-q", "--matches", "out.csv"],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while not _numpy_loaded(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+    deadline = time.monotonic() + 120
+    while not sync.exists():  # a wait for the child's word, not a guess at its timing
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(("the child never reached the work", proc.communicate()))
         time.sleep(0.005)
-    time.sleep(0.2)  # well inside reading / evaluating (the whole run takes ~2 s here)
+    if phase == "writing":  # the temporary file is there, half-way
+        assert len(leftovers(tmp_path)) == 1
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, (proc.returncode, stderr)

@@ -16,7 +16,7 @@ from iou_cli.geometry.iou import iou
 from iou_cli.matching import candidate_pairs
 from iou_cli.options import LoadOptions
 from iou_cli.protocols import get_protocol, protocol_names
-from tests.cli.helpers import run
+from tests.helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
 GT = ROOT / "sample_data" / "coco" / "gt.json"
@@ -34,7 +34,7 @@ def test_pathlike_str_and_objects_give_the_same_numbers() -> None:
 
 def test_bad_source_type_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="expected a path"):
-        evaluate(42, GT)  # type: ignore[arg-type]
+        evaluate(42, GT)
 
 
 def test_to_pandas_one_row_per_class() -> None:
@@ -75,7 +75,7 @@ def test_option_the_protocol_does_not_use_is_an_error(
     protocol: str, kw: dict[str, object], flag: str
 ) -> None:
     with pytest.raises(UsageError, match=f"{flag} does not apply to --protocol {protocol}"):
-        evaluate(PRED, GT, protocol=protocol, **kw)  # type: ignore[arg-type]
+        evaluate(PRED, GT, protocol=protocol, **kw)
 
 
 @pytest.mark.parametrize(

@@ -65,3 +65,22 @@ def test_missing_matplotlib_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import raises ImportError
     with pytest.raises(UsageError, match=r"pip install 'iou-eval\[plots\]'"):
         plots.ap_bars([{"name": "a", "AP": 0.5}])
+
+
+def test_figures_draw_into_a_notebooks_axes_from_typed_sections() -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    r = evaluate(SAMPLE / "preds.json", SAMPLE / "gt.json", tide=True, confusion=True)
+    cv = C.for_result(r)
+    assert cv is not None
+    fig = Figure()
+    axes = fig.subplots(1, 4)
+    drawn = [
+        plots.tide(r.analyses["tide"], ax=axes[0]),  # a TideBreakdown, not a dict
+        plots.confusion(r.analyses["confusion"], ax=axes[1]),
+        plots.pr_overall(cv, ax=axes[2]),
+        plots.ap_bars(r.per_class, ax=axes[3]),
+    ]
+    assert all(d is fig for d in drawn)  # the caller's figure, no new one
+    assert all(ax.has_data() for ax in axes)

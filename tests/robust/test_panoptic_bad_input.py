@@ -9,8 +9,7 @@ import pytest
 
 from iou_cli.errors import InputError
 from iou_cli.tasks.panoptic import evaluate_panoptic
-
-from .bad_cases import CASES, valid
+from tests.robust.panoptic_bad_cases import CASES, valid
 
 
 def test_the_valid_pair_evaluates(tmp_path: Path) -> None:
@@ -39,7 +38,7 @@ def test_bad_input_is_one_located_error(
 
 
 def test_unknown_skip_leaves_out_one_sided_images(tmp_path: Path) -> None:
-    from .bad_cases import pred_no_record, pred_unknown_image
+    from tests.robust.panoptic_bad_cases import pred_no_record, pred_unknown_image
 
     pred, gt = valid(tmp_path)
     pred_no_record(pred, gt)

@@ -16,12 +16,18 @@ import numpy as np
 import pytest
 
 from iou_cli.cocoapi import COCO, COCOeval
-from tests.cocoapi.scenes import pycoco_objects, scene
+from tests.oracle.cocoapi_scenes import pycoco_objects, scene
 
 pytest.importorskip("pycocotools")
 
+
+def _set(p: Any, **values: Any) -> None:
+    for key, value in values.items():
+        setattr(p, key, value)
+
+
 # each variant edits params (pycocotools' and ours the same way) before evaluate()
-VARIANTS: dict[str, Callable[[Any, Any], None]] = {
+VARIANTS: dict[str, Callable[[Any, Any], Any]] = {
     "default": lambda p, rng: None,
     "imgIds": lambda p, rng: setattr(
         p, "imgIds", sorted(rng.choice(p.imgIds, size=len(p.imgIds) // 2, replace=False).tolist())
@@ -31,14 +37,12 @@ VARIANTS: dict[str, Callable[[Any, Any], None]] = {
     "iouThrs": lambda p, rng: setattr(p, "iouThrs", np.array([0.3, 0.5, 0.75, 0.9])),
     "recThrs": lambda p, rng: setattr(p, "recThrs", np.linspace(0.0, 1.0, 11)),
     "maxDets": lambda p, rng: setattr(p, "maxDets", [20, 1, 5]),
-    "areaRng": lambda p, rng: (
-        setattr(p, "areaRng", [[0, 1e10], [0, 400], [400, 3000], [3000, 1e10], [100, 200]]),
-        setattr(p, "areaRngLbl", ["all", "small", "medium", "large", "band"]),
+    "areaRng": lambda p, rng: _set(
+        p,
+        areaRng=[[0, 1e10], [0, 400], [400, 3000], [3000, 1e10], [100, 200]],
+        areaRngLbl=["all", "small", "medium", "large", "band"],
     ),
-    "areaRngFew": lambda p, rng: (
-        setattr(p, "areaRng", [[0, 1e10], [0, 900]]),
-        setattr(p, "areaRngLbl", ["all", "tiny"]),
-    ),
+    "areaRngFew": lambda p, rng: _set(p, areaRng=[[0, 1e10], [0, 900]], areaRngLbl=["all", "tiny"]),
 }
 
 

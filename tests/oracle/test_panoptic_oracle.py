@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from iou_cli.tasks.panoptic import evaluate_panoptic
-
-from .gen import random_sets
+from tests.oracle.panoptic_gen import random_sets
 
 panoptic = pytest.importorskip("hotcoco.panoptic", reason="hotcoco (test extra) missing")
 TOL = 1e-12

@@ -1,4 +1,5 @@
-"""Run the CLI in-process and check the error contract (shared by the robustness tests)."""
+"""The tests' one helper module: run the CLI in-process and check its channels and the error
+contract."""
 
 from __future__ import annotations
 
@@ -7,9 +8,20 @@ import io
 import re
 import warnings
 
+import pytest
+
 from iou_cli.cli import main
 
 ERROR_LINE = re.compile(r"^iou-eval: error: \S.*$")
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``iou-eval ARGS`` (main always ends in sys.exit)."""
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out, err = capsys.readouterr()
+    code = exc.value.code
+    return (code if isinstance(code, int) else 0), out, err
 
 
 def run_cli(args: list[str]) -> tuple[int, str, str]:

@@ -10,6 +10,7 @@ the baseline is exactly the report's AP50 and the deltas stay within the grid's 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ def scenes() -> list[tuple[dict, list, dict]]:
     return [(gt, dets, o) for (gt, dets), o in zip(built, oracle, strict=True)]
 
 
-def _ours(gt: dict, dets: list, grid: np.ndarray | None) -> tuple[dict, object, object]:
+def _ours(gt: dict, dets: list, grid: np.ndarray | None) -> tuple[Any, Any, Any]:
     r = evaluate(dets, gt)
     ev = r.evaluation
     section, err = breakdown(

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.cocoapi.scenes import pycoco_objects, segm_scene
+from tests.oracle.cocoapi_scenes import pycoco_objects, segm_scene
 from tests.oracle.cocogen import random_scene
 
 pytest.importorskip("pycocotools")
@@ -88,7 +88,7 @@ def _results(predictions: dict[int, dict[str, Any]], iou_type: str) -> list[dict
     for img, pred in predictions.items():
         boxes = np.asarray(pred["boxes"], dtype=np.float64).reshape(-1, 4)
         for j in range(boxes.shape[0]):
-            rec = {
+            rec: dict[str, Any] = {
                 "image_id": img,
                 "category_id": int(pred["labels"][j]),
                 "score": float(pred["scores"][j]),

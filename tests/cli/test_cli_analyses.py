@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.analysis.test_subset_pycoco import _pycoco
-from tests.cli.helpers import run
+from tests.helpers import run
 from tests.oracle.cocogen import random_scene
 from tests.oracle.pycoco import STAT_KEYS
+from tests.oracle.test_subset_pycoco import _pycoco
 
 PRED = "sample_data/coco/preds.json"
 GT = "sample_data/coco/gt.json"

@@ -13,8 +13,7 @@ import numpy as np
 from iou_cli.analysis.bootstrap import multiplicities
 from iou_cli.tasks.panoptic import evaluate_panoptic
 from iou_cli.tasks.panoptic_compare import compare_panoptic
-
-from .gen import random_sets
+from tests.oracle.panoptic_gen import random_sets
 
 
 def _model_b(pred: Path, out: Path) -> None:

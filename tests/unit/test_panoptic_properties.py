@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from iou_cli.tasks.panoptic import evaluate_panoptic
-
-from .gen import random_pair, write_set
+from tests.oracle.panoptic_gen import random_pair, write_set
 
 
 def _scene(seed: int, n_images: int) -> list[tuple]:

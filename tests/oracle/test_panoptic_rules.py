@@ -9,13 +9,13 @@ FP/2 + FN/2), averaged over the ground truth's categories with TP + FP + FN > 0.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from iou_cli.tasks.panoptic import evaluate_panoptic
-
-from .gen import write_set
+from tests.oracle.panoptic_gen import write_set
 
 PERSON, CAR, DOG, SKY, ROAD = 1, 2, 3, 7, 9
 TOL = 1e-12
@@ -34,7 +34,7 @@ def seg(sid: int, cat: int, ids: np.ndarray, crowd: int = 0, area: int | None = 
     return {"id": sid, "category_id": cat, "area": n if area is None else area, "iscrowd": crowd}
 
 
-def run(tmp_path: Path, gt: list, pred: list) -> tuple[dict, dict, object]:
+def run(tmp_path: Path, gt: list, pred: list) -> tuple[dict, dict, Any]:
     """gt/pred: per image (ids, [(sid, cat, crowd[, area])...]); returns (summary, per class)."""
     g_imgs, p_imgs = [], []
     for i, ((gi, gs), (pi, ps)) in enumerate(zip(gt, pred, strict=True), start=1):

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from iou_cli.analysis.bootstrap import WeightedCoco, multiplicities
-from tests.analysis.pycoco_tables import duplicate_images, tables_from_pycoco
 from tests.oracle.cocogen import random_scene
 from tests.oracle.pycoco import pycoco_eval
+from tests.oracle.pycoco_tables import duplicate_images, tables_from_pycoco
 
 AREAS = ["all", "small", "medium", "large"]
 
 
-def _weighted(ev) -> WeightedCoco:  # type: ignore[no-untyped-def]
+def _weighted(ev) -> WeightedCoco:
     p = ev.params
     return WeightedCoco(
         tables_from_pycoco(ev),
@@ -24,7 +24,7 @@ def _weighted(ev) -> WeightedCoco:  # type: ignore[no-untyped-def]
     )
 
 
-def _check_equal(ev, st, row: int) -> None:  # type: ignore[no-untyped-def]
+def _check_equal(ev, st, row: int) -> None:
     """Sample ``row`` of ``st`` equals pycocotools' precision/recall arrays bit for bit."""
     prec = ev.eval["precision"]  # (T, R, K, A, M)
     rec = ev.eval["recall"]  # (T, K, A, M)
@@ -53,7 +53,7 @@ def test_unit_weights_are_the_single_run(seed: int) -> None:
     _check_equal(ev, st, 1)
 
 
-def _unique_scores(dets, seed: int):  # type: ignore[no-untyped-def]
+def _unique_scores(dets, seed: int):
     rng = np.random.default_rng(seed)
     scores = rng.permutation(len(dets)) / len(dets) + 1e-4
     return [{**d, "score": float(s)} for d, s in zip(dets, scores, strict=True)]
@@ -108,7 +108,7 @@ def test_multiplicities_are_seeded_and_sum_to_n() -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_unit_weights_give_the_exact_summary_and_class_ap(seed: int) -> None:
-    from iou_cli.analysis.bootstrap import CocoScorer
+    from iou_cli.analysis.scorers import CocoScorer
     from tests.oracle.pycoco import STAT_KEYS, per_class_ap, stats_of
 
     gt, dets = random_scene(300 + seed, n_images=15, n_cats=5)
@@ -156,7 +156,7 @@ def test_voc_unit_weights_are_the_single_run(protocol: str) -> None:
     point (the single run is pinned to the devkit by the VOC oracle tests)."""
     from pathlib import Path
 
-    from iou_cli.analysis.bootstrap import voc_scorer
+    from iou_cli.analysis.scorers import voc_scorer
     from iou_cli.api import evaluate_dataset, load_pair
     from iou_cli.options import LoadOptions
 
@@ -183,12 +183,12 @@ def test_voc_unit_weights_are_the_single_run(protocol: str) -> None:
 @pytest.mark.parametrize("protocol", ["voc", "voc07"])
 def test_voc_integer_weights_are_the_duplicated_image_set(
     tmp_path, protocol: str, seed: int
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Unique scores: the weighted VOC curves equal our devkit-exact evaluation of the image
     set with copies (to float summation order)."""
     import json
 
-    from iou_cli.analysis.bootstrap import voc_scorer
+    from iou_cli.analysis.scorers import voc_scorer
     from iou_cli.api import evaluate_dataset, load_pair
     from iou_cli.options import LoadOptions
 
@@ -197,7 +197,7 @@ def test_voc_integer_weights_are_the_duplicated_image_set(
     w = next(multiplicities(len(gt["images"]), 1, seed))
     gt2, dets2 = duplicate_images(gt, dets, w[0])
 
-    def run(g, d, name):  # type: ignore[no-untyped-def]
+    def run(g, d, name):
         (tmp_path / f"{name}_gt.json").write_text(json.dumps(g))
         (tmp_path / f"{name}_dt.json").write_text(json.dumps(d))
         ds = load_pair(
@@ -237,13 +237,13 @@ def test_slicing_rows_to_bound_memory_changes_nothing(monkeypatch: pytest.Monkey
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_unit_weights_on_our_match_tables_are_the_single_run(tmp_path, seed: int) -> None:  # type: ignore[no-untyped-def]
+def test_unit_weights_on_our_match_tables_are_the_single_run(tmp_path, seed: int) -> None:
     """The scorer built from the evaluation's own match tables (what `compare` uses): all
     multiplicities 1 give the single run's 12 stats bit for bit (exact path) and to
     rounding (fast path), the operating point and the per-class AP."""
     import json
 
-    from iou_cli.analysis.bootstrap import coco_scorer
+    from iou_cli.analysis.scorers import coco_scorer
     from iou_cli.api import evaluate_dataset, load_pair
     from iou_cli.options import LoadOptions
 
@@ -276,12 +276,12 @@ def test_unit_weights_on_our_match_tables_are_the_single_run(tmp_path, seed: int
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_lvis_unit_weights_are_the_single_run(tmp_path, seed: int) -> None:  # type: ignore[no-untyped-def]
+def test_lvis_unit_weights_are_the_single_run(tmp_path, seed: int) -> None:
     """LVIS (federated selection, not-exhaustive classes ignored when unmatched, 300 per
     image, APr/APc/APf): unit weights give the single run's 13 values bit for bit."""
     import json
 
-    from iou_cli.analysis.bootstrap import coco_scorer
+    from iou_cli.analysis.scorers import coco_scorer
     from iou_cli.api import evaluate_dataset, load_pair
     from iou_cli.options import LoadOptions
     from tests.oracle.lvisgen import random_lvis_scene

@@ -1,4 +1,4 @@
-"""Issue 15: a new user's five traps and the friction list, tested as the user meets them.
+"""A new user's five traps and the friction list, tested as the user meets them.
 
 In-process runs (``run``) where only stdout/stderr/exit code matter; a subprocess where a real
 pipe, a FIFO, stdin, the current folder or a terminal of a given width matters.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import run
+from tests.helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -56,7 +56,7 @@ def cli(
 def summary(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
     code, out, err = run([*args, "-o", "json", "-q"], capsys)
     assert code in (0, 1), err
-    return json.loads(out)["summary"]  # type: ignore[no-any-return]
+    return json.loads(out)["summary"]
 
 
 # ------------------------------------------------------------------ trap 1: --matches -

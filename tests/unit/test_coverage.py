@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iou_cli.analysis.bootstrap import CocoScorer, ScoreTable, paired_deltas
+from iou_cli.analysis.bootstrap import ScoreTable
+from iou_cli.analysis.scorers import CocoScorer, paired_deltas
 
 K = 3
 
@@ -28,13 +29,13 @@ def _population(n: int, seed: int) -> dict[str, np.ndarray]:
 def _model(pop: dict[str, np.ndarray], n: int, p_hit: float, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     g_img, g_cat = pop["g_img"], pop["g_cat"]
-    hit = rng.random(g_img.shape[0]) < p_hit
+    hit = np.less(rng.random(g_img.shape[0]), p_hit)
     n_fp = rng.poisson(2.0, n)
     fp_img = np.repeat(np.arange(n), n_fp)
     img = np.r_[g_img[hit], fp_img]
     cat = np.r_[g_cat[hit], rng.integers(0, K, fp_img.shape[0])]
     score = np.r_[rng.beta(4, 2, int(hit.sum())), rng.beta(2, 4, fp_img.shape[0])]
-    tp = np.r_[np.ones(int(hit.sum()), bool), np.zeros(fp_img.shape[0], bool)]
+    tp = np.r_[np.ones(int(hit.sum()), dtype=np.bool_), np.zeros(fp_img.shape[0], dtype=np.bool_)]
     return {"img": img, "cat": cat, "score": score, "tp": tp}
 
 

@@ -31,7 +31,9 @@ def to_rgb(ids: np.ndarray) -> np.ndarray:
     return np.stack([ids & 255, (ids >> 8) & 255, (ids >> 16) & 255], axis=-1).astype(np.uint8)
 
 
-def segments(ids: np.ndarray, cats: dict[int, int], crowd: set[int] = frozenset()) -> list[dict]:
+def segments(
+    ids: np.ndarray, cats: dict[int, int], crowd: frozenset[int] | set[int] = frozenset()
+) -> list[dict]:
     """segments_info of the ids present in ``ids`` (``cats``: id -> category_id)."""
     out = []
     vals, counts = np.unique(ids, return_counts=True)

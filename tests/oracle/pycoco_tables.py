@@ -70,7 +70,9 @@ def duplicate_images(
     big = 10 ** (len(str(max(ids))) + 1)
     by_id = {im["id"]: im for im in gt["images"]}
     n_of = {i: int(c) for i, c in zip(ids, counts, strict=True)}
-    images, anns, out_dets = [], [], []
+    images: list[dict[str, Any]] = []
+    anns: list[dict[str, Any]] = []
+    out_dets: list[dict[str, Any]] = []
     for i in ids:
         for c in range(n_of[i]):
             images.append({**by_id[i], "id": i + c * big})

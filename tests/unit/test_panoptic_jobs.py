@@ -9,8 +9,7 @@ import pytest
 
 from iou_cli.errors import InputError
 from iou_cli.tasks.panoptic import evaluate_panoptic
-
-from .gen import random_sets
+from tests.oracle.panoptic_gen import random_sets
 
 
 def test_jobs_give_identical_results(tmp_path: Path) -> None:

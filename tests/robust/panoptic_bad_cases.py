@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .gen import to_rgb, write_set
+from tests.oracle.panoptic_gen import to_rgb, write_set
 
 
 def valid(root: Path) -> tuple[Path, Path]:

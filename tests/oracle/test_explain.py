@@ -5,6 +5,7 @@ protocols' own results; the pycocotools-style accumulation used between them is 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,10 +19,14 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 UL = {"AP": "metrics/mAP50-95(B)", "AP50": "metrics/mAP50(B)"}
 
 
-def _check(preds: object, gt: object) -> None:
+def _dataset(result: Any) -> Any:
+    return result.evaluation.dataset
+
+
+def _check(preds: Any, gt: Any) -> None:
     c = evaluate(preds, gt)
     u = evaluate(preds, gt, protocol="ultralytics")
-    ex = explain(c.evaluation.dataset)
+    ex = explain(_dataset(c))
     for key in ("AP", "AP50", "AP75"):
         assert ex.start[key] == c.summary[key]
         if ex.start[key] is None:
@@ -37,7 +42,7 @@ def _check(preds: object, gt: object) -> None:
 
 def test_sample_data() -> None:
     _check(str(SAMPLE / "coco" / "preds.json"), str(SAMPLE / "coco" / "gt.json"))
-    ex = explain(evaluate(str(SAMPLE / "coco" / "preds.json"), str(SAMPLE / "coco" / "gt.json")).evaluation.dataset)  # fmt: skip
+    ex = explain(_dataset(evaluate(str(SAMPLE / "coco" / "preds.json"), str(SAMPLE / "coco" / "gt.json"))))  # fmt: skip
     # the sample's crowd regions are the biggest step (README: why numbers differ)
     big = ex.biggest()
     assert big is not None and big.name == "crowd and ignore"
@@ -53,7 +58,7 @@ def test_random_scenes(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_coco_ap_is_pycocotools_accumulation(seed: int) -> None:
     gt, dets = random_scene(seed)
-    ds = _no_ignore(evaluate(dets, gt).evaluation.dataset)
+    ds = _no_ignore(_dataset(evaluate(dets, gt)))
     ev = coco.run(ds, coco.CocoParams(max_dets=(1, 10, 1000)))
     t = ev.table
     bits = np.stack([t.tp(i) for i in range(10)], axis=1)
@@ -69,13 +74,13 @@ def test_coco_ap_is_pycocotools_accumulation(seed: int) -> None:
 @pytest.mark.parametrize("seed", [None, 0, 1, 2, 3])
 def test_to_voc(seed: int | None, target: str) -> None:
     if seed is None:
-        preds: object = str(SAMPLE / "coco" / "preds.json")
-        gt: object = str(SAMPLE / "coco" / "gt.json")
+        preds: Any = str(SAMPLE / "coco" / "preds.json")
+        gt: Any = str(SAMPLE / "coco" / "gt.json")
     else:
         gt, preds = random_scene(seed)
     c = evaluate(preds, gt)
     v = evaluate(preds, gt, protocol=target)
-    ex = explain(c.evaluation.dataset, target=target)
+    ex = explain(_dataset(c), target=target)
     assert ex.keys == [("AP50", "mAP")]
     assert ex.start["AP50"] == c.summary["AP50"]
     assert ex.end["AP50"] == v.summary["mAP"]

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from iou_cli import evaluate
-from iou_cli.analysis.run import AnalysisOptions, analyze
+from iou_cli.analysis.run import analyze
+from iou_cli.options import AnalysisOptions
 from tests.oracle.tide_oracle import run_tidecv
 from tests.oracle.tidegen import harness_input, tide_scene
 

@@ -1,4 +1,4 @@
-"""Issue 23 at the command line: --protocol ultralytics, --pred-ids, the explain verb."""
+"""At the command line: --protocol ultralytics, --pred-ids, the explain verb."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.robust._cli import assert_one_error_line, run_cli
+from tests.helpers import assert_one_error_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 PRED = str(ROOT / "sample_data" / "coco" / "preds.json")
