@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 TSTAMP := $(VENV)/.test-stamp
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: install demo test test-slow lint format bench bench-10x fuzz clean tidecv-oracle report-check
+.PHONY: install demo test test-slow lint format bench bench-10x fuzz clean tidecv-oracle xtcocotools-oracle report-check
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,15 +31,25 @@ $(TIDECV): $(STAMP)
 
 tidecv-oracle: $(TIDECV)
 
+# Test-only oracle: xtcocotools (PyPI) for keypoint OKS with custom K and sigmas. Its wheels
+# are built against NumPy 1.x, so it gets its own small venv (tests run it in a child).
+XTCOCO := $(VENV)/.xtcocotools-stamp
+$(XTCOCO): $(STAMP)
+	test -x $(VENV)/xtcocotools-oracle/bin/python || $(PYTHON) -m venv $(VENV)/xtcocotools-oracle
+	$(VENV)/xtcocotools-oracle/bin/python -m pip --disable-pip-version-check -q install 'numpy<2' xtcocotools==1.14.3
+	touch $@
+
+xtcocotools-oracle: $(XTCOCO)
+
 demo: $(STAMP)
 	$(BIN)/iou-eval sample_data/coco/preds.json sample_data/coco/gt.json --per-class -o table
 
 # The fast suite on every core (pytest-xdist; about a minute on 2 cores); tests marked slow
 # (long fuzz and scale) run in test-slow.
-test: $(TSTAMP) $(TIDECV)
+test: $(TSTAMP) $(TIDECV) $(XTCOCO)
 	$(BIN)/python -m pytest -m "not slow" -n auto
 
-test-slow: $(TSTAMP) $(TIDECV)
+test-slow: $(TSTAMP) $(TIDECV) $(XTCOCO)
 	$(BIN)/python -m pytest -m slow -n auto
 
 lint: $(TSTAMP)

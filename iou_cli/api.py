@@ -24,7 +24,7 @@ from .limits import check_ranges
 from .loaders import FORMATS, LoadOptions
 from .result import Result
 
-IOU_TYPES = ("bbox", "segm")
+IOU_TYPES = ("bbox", "segm", "keypoints")
 UNKNOWN = ("error", "skip", "skip-images", "skip-classes")
 
 # a path (str or os.PathLike), or an in-memory COCO object: a results list or a dataset dict
@@ -68,6 +68,10 @@ def load_pair(pred: Source, gt: Source, opts: LoadOptions) -> Dataset:
         from .masks import prepare_masks
 
         ds = prepare_masks(ds)
+    elif opts.iou_type == "keypoints":
+        from .geometry.oks import prepare_keypoints
+
+        ds = prepare_keypoints(ds, opts.sigmas, opts.sigmas_source)
     return ds
 
 
@@ -116,6 +120,7 @@ def evaluate(
     split: str | None = None,
     image_map: str | None = None,
     voc_origin: int = 0,
+    sigmas: Sequence[float] | None = None,
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth``.
 
@@ -134,6 +139,10 @@ def evaluate(
     ``tide_bg_thr``), ``confusion``, ``per_image`` (with label-error candidates) and
     ``calibration`` add sections to ``result.extra``; with ``matches`` the false-positive rows
     carry their TIDE ``error`` and best-overlapping ground truth.
+
+    Keypoints (``iou_type="keypoints"``): OKS as pycocotools' computeOks; ``sigmas`` (one
+    per keypoint) overrides the files' own (data.yaml ``kpt_oks_sigmas``, the categories'
+    ``sigmas``); COCO's 17 are the default for 17-keypoint data only.
     """
     options = {
         "iou_type": iou_type,
@@ -186,6 +195,7 @@ def evaluate(
         image_map=image_map,
         voc_origin=voc_origin,
         progress=progress,
+        sigmas=sigmas,
     )
     ds = load_pair(predictions, ground_truth, opts)
     if classes or image_ids or class_agnostic:
@@ -217,6 +227,8 @@ def load_options(
     image_map: str | None,
     voc_origin: int,
     progress: Callable[[str, int, int], None] | None = None,
+    sigmas: Sequence[float] | None = None,
+    sigmas_source: str = "--sigmas",
 ) -> LoadOptions:
     """The loaders' options of a run (every verb that reads a prediction/ground-truth pair
     builds them here), ``--voc-origin`` checked."""
@@ -237,12 +249,14 @@ def load_options(
         image_map=image_map,
         voc_origin=voc_origin,
         protocol=protocol,
+        sigmas=None if sigmas is None else tuple(float(x) for x in sigmas),
+        sigmas_source=sigmas_source,
     )
 
 
 def read_line(ds: Dataset, iou_type: str = "bbox") -> str:
     """The one info line saying what was read."""
-    what = "masks" if iou_type == "segm" else "boxes"
+    what = {"segm": "masks", "keypoints": "poses"}.get(iou_type, "boxes")
     return (
         f"read ground truth: {len(ds.gt):,} {what}, {len(ds.images):,} images, "
         f"{len(ds.categories):,} classes; predictions: {len(ds.pred):,} {what}"

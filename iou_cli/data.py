@@ -74,6 +74,13 @@ class Boxes:
     origin: IntArray
     masks: list[Any] | None = None
     normalized: bool = False
+    # keypoint tasks: (N, K, 3) x, y, v (v: visibility flag of a ground truth, anything of a
+    # prediction) and each ground truth's ``num_keypoints`` (0: ignored, as pycocotools)
+    keypoints: FloatArray | None = None
+    num_keypoints: IntArray | None = None
+    # the source's own x, y, w, h (keypoints: pycocotools' enlarged-box rule uses them;
+    # x2 - x1 of ``xyxy`` may differ from w in the last bit)
+    xywh: FloatArray | None = None
 
     def __len__(self) -> int:
         return int(self.image.shape[0])
@@ -95,6 +102,9 @@ class Boxes:
         origin: npt.ArrayLike | None = None,
         masks: list[Any] | None = None,
         normalized: bool = False,
+        keypoints: FloatArray | None = None,
+        num_keypoints: IntArray | None = None,
+        xywh: FloatArray | None = None,
     ) -> Boxes:
         xy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
         n = xy.shape[0]
@@ -124,6 +134,9 @@ class Boxes:
             origin=col(origin, np.int64, 0) if origin is not None else np.arange(n, dtype=np.int64),
             masks=masks,
             normalized=normalized,
+            keypoints=keypoints,
+            num_keypoints=num_keypoints,
+            xywh=xywh,
         )
 
     def take(self, index: npt.ArrayLike) -> Boxes:
@@ -147,6 +160,9 @@ class Boxes:
             origin=self.origin[idx],
             masks=masks,
             normalized=self.normalized,
+            keypoints=None if self.keypoints is None else self.keypoints[idx],
+            num_keypoints=None if self.num_keypoints is None else self.num_keypoints[idx],
+            xywh=None if self.xywh is None else self.xywh[idx],
         )
 
 
@@ -191,6 +207,24 @@ def _csr_take(ptr: IntArray, col: IntArray, order: IntArray) -> tuple[IntArray, 
 
 
 @dataclass
+class Skeleton:
+    """What a keypoint file says about its keypoints (one K for the whole file).
+
+    ``names``/``edges`` (0-based pairs) from the COCO categories' ``keypoints``/``skeleton``
+    (or none); ``sigmas`` the OKS sigmas the file gives, (C, K) per category of its
+    category table (a category without any: NaN row), or None; ``source`` says where they
+    came from (for the info line).
+    """
+
+    k: int
+    names: list[str] | None = None
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    sigmas: FloatArray | None = None
+    source: str = ""
+    resolved: bool = False  # sigmas final: (1, K) or (C, K), no NaN (prepare_keypoints)
+
+
+@dataclass
 class Side:
     """What one loader read: a predictions or ground-truth side in its own id space."""
 
@@ -209,6 +243,7 @@ class Side:
     # YOLO names file): outputs are never written over any of them
     read_paths: list[str] = field(default_factory=list)
     federated: Federated | None = None  # LVIS ground truth only
+    skeleton: Skeleton | None = None  # keypoint files only
 
 
 @dataclass
@@ -234,6 +269,7 @@ class Dataset:
     federated: Federated | None = None  # the ground truth's LVIS labels, when it has them
     # locate(role, row) -> "file:where" of a box (role "pred" or "gt"), for messages
     locate: Callable[[str, int], str] | None = None
+    skeleton: Skeleton | None = None  # keypoints: the ground truth's (else the predictions')
 
     @property
     def pixel_units(self) -> bool:
@@ -374,7 +410,21 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         skipped=skipped,
         read_paths=[*gt.read_paths, *pred.read_paths],
         federated=gt.federated,
+        skeleton=_join_skeleton(pred, gt),
     )
+
+
+def _join_skeleton(pred: Side, gt: Side) -> Skeleton | None:
+    """The ground truth's skeleton; sigmas only the predictions give (a data.yaml beside
+    them) come along when the categories line up one to one."""
+    sk = gt.skeleton or pred.skeleton
+    if sk is None or gt.skeleton is None or pred.skeleton is None:
+        return sk
+    if sk.sigmas is None and pred.skeleton.sigmas is not None:
+        ps = pred.skeleton.sigmas
+        if ps.shape[0] == len(gt.categories) or ps.shape[0] == 1:
+            sk = replace(sk, sigmas=ps, source=pred.skeleton.source)
+    return sk
 
 
 # formats without a class list: a class they never name is a class without ground truth

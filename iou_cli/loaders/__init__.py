@@ -14,7 +14,7 @@ class LoadOptions:
 
     pred_format: str | None = None  # None: detect; else one of FORMATS
     gt_format: str | None = None
-    iou_type: str = "bbox"  # "bbox" or "segm"
+    iou_type: str = "bbox"  # "bbox", "segm" or "keypoints"
     names: str | None = None  # class-names file for both sides (YOLO)
     gt_names: str | None = None
     pred_names: str | None = None
@@ -30,3 +30,6 @@ class LoadOptions:
     protocol: str | None = None  # the evaluation's protocol: which sizes are needed
     # progress(side, done, total): called while reading many files (CLI draws a bar)
     progress: Callable[[str, int, int], None] | None = None
+    # keypoints: the user's OKS sigmas (one per keypoint) and how they were given
+    sigmas: tuple[float, ...] | None = None
+    sigmas_source: str = "--sigmas"

@@ -16,8 +16,10 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
+from ..geometry.oks import extent
 from .fastcoco import read_results
 from .jsonio import load_json, parse_json, read_bytes
+from .keypoints import keypoint_columns, skeleton_from_categories
 from .lvis import federated_columns
 
 _NUM = (int, float)
@@ -127,7 +129,9 @@ def _records_to_columns(
 ) -> dict[str, Any]:
     need = {
         "need_score": need_score,
-        "need_bbox": iou_type == "bbox",
+        # keypoint ground truths need their box (pycocotools' rule for ones without
+        # labelled keypoints); keypoint results may give one (its w * h is then the area)
+        "need_bbox": iou_type == "bbox" or (iou_type == "keypoints" and not need_score),
         "need_segm": iou_type == "segm",
     }
     n = len(recs)
@@ -136,7 +140,7 @@ def _records_to_columns(
             raise TypeError
         img = [r["image_id"] for r in recs]
         cat = [r["category_id"] for r in recs]
-        if iou_type == "bbox" or (n and "bbox" in recs[0]):
+        if need["need_bbox"] or (n and "bbox" in recs[0]):
             bbox = np.array([r["bbox"] for r in recs]) if n else np.zeros((0, 4))
             if bbox.dtype.kind not in "iuf" or bbox.shape != (n, 4):
                 raise TypeError
@@ -174,6 +178,12 @@ def _records_to_columns(
     }
     if segm is not None:
         cols["segm"] = segm
+    if iou_type == "keypoints":
+        kpts, num = keypoint_columns(recs, path, prefix, gt=not need_score)
+        cols["kpts"], cols["num_kpts"] = kpts, num
+        if not need["need_bbox"] and not (n and "bbox" in recs[0]):
+            # pycocotools' loadRes: a keypoint result without a box spans its keypoints
+            cols["bbox"] = extent(kpts)[0]
     return cols
 
 
@@ -299,6 +309,8 @@ def _results_side(path: str, cols: dict[str, Any], n: int) -> Side:
         score=cols["score"],
         ids=np.arange(1, n + 1, dtype=np.int64),
         masks=cols.get("segm"),
+        keypoints=cols.get("kpts"),
+        xywh=cols["bbox"] if "kpts" in cols else None,
     )
     ni = len(cols["img_uniq"])
     images = Images(list(cols["img_uniq"]), [None] * ni, np.full(ni, np.nan), np.full(ni, np.nan))
@@ -473,10 +485,17 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         ignore=_flag_column(flag_values["ignore"]) if role == "gt" else None,
         ids=ids_arr.astype(np.int64),
         masks=cols.get("segm"),
+        keypoints=cols.get("kpts"),
+        num_keypoints=cols.get("num_kpts") if role == "gt" else None,
+        xywh=cols["bbox"] if "kpts" in cols else None,
     )
     images = Images(keys, stems, widths, heights)
     categories = Categories(cat_ids, names)
     notes = {"stems": stem_note} if stem_note else {}
+    skeleton = None
+    if iou_type == "keypoints":
+        k = int(cols["kpts"].shape[1]) if n else 0
+        skeleton = skeleton_from_categories([cats_l[j] for j in corder], path, k)
     return Side(
         path,
         "coco",
@@ -486,6 +505,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         has_scores=has_scores,
         notes=notes,
         federated=federated,
+        skeleton=skeleton,
     )
 
 

@@ -277,7 +277,9 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
         return side
     if opts.iou_type != "bbox" and fmt not in ("yolo",):
         raise InputError(
-            path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON or YOLO-seg"
+            path,
+            None,
+            f"{fmt} files hold boxes only; --iou-type {opts.iou_type} needs COCO JSON or YOLO",
         )
     if fmt in ("cvat", "labelme", "openimages"):
         return _load_other(path, role, fmt, opts)

@@ -129,6 +129,35 @@ def pair_iou_segm(
     return out
 
 
+def sigma_table(ds: Dataset) -> tuple[FloatArray, str]:
+    """The OKS sigmas, (1, K) or per category (C, K), and where they came from: as
+    :func:`iou_cli.geometry.oks.prepare_keypoints` resolved them (resolved here with the
+    file's own or COCO's when the dataset was built without it)."""
+    from ..geometry.oks import resolved_sigmas
+
+    return resolved_sigmas(ds)
+
+
+def pair_oks(ds: Dataset, d_rows: IntArray, g_rows: IntArray, sigmas: FloatArray) -> FloatArray:
+    """OKS of aligned (prediction row, ground-truth row) arrays; ``sigmas`` (1, K) or
+    (C, K) by the ground truth's category (pycocotools' computeOks; no crowd rule: a crowd
+    ground truth is compared like any other and may absorb many predictions in the matcher)."""
+    from ..geometry.oks import pair_oks as oks
+
+    if g_rows.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    gt, pred = ds.gt, ds.pred
+    if gt.keypoints is None or pred.keypoints is None:
+        raise ValueError("keypoint pairs need keypoints on both sides (--iou-type keypoints)")
+    if gt.xywh is not None:
+        box = gt.xywh[g_rows]
+    else:
+        x1, y1, x2, y2 = (gt.xyxy[g_rows, j] for j in range(4))
+        box = np.stack([x1, y1, x2 - x1, y2 - y1], axis=1)
+    sig = sigmas[0] if sigmas.shape[0] == 1 else sigmas[gt.category[g_rows]]
+    return oks(pred.keypoints[d_rows], gt.keypoints[g_rows], gt.area[g_rows], box, sig)
+
+
 def candidate_pairs(
     ds: Dataset,
     *,
@@ -155,6 +184,8 @@ def candidate_pairs(
     pair_det, pair_g, d_gstart, d_ng = expand_groups(d_key, g_key)
     if iou_type == "segm":
         iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
+    elif iou_type == "keypoints":
+        iou = pair_oks(ds, d_rows[pair_det], g_rows[pair_g], sigma_table(ds)[0])
     else:
         iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_g])
     keep = iou >= min_iou if min_iou > 0 else np.ones(iou.shape, dtype=bool)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
@@ -41,6 +41,8 @@ class Protocol:
     iou_types: tuple[str, ...]
     summary_keys: Callable[[Mapping[str, Any]], list[str]]
     run: Callable[[Dataset, Mapping[str, Any]], Evaluation]
+    # defaults that differ by --iou-type (COCO keypoints: maxDets 20), over ``defaults``
+    type_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def protocol_names() -> tuple[str, ...]:
@@ -82,9 +84,9 @@ def resolve_options(protocol: Protocol, given: Mapping[str, Any]) -> dict[str, A
         raise UsageError(
             f"{option_flag(key)} does not apply to --protocol {protocol.name}{used_by}"
         )
-    for key, value in protocol.defaults.items():
-        opts.setdefault(key, value)
     iou_type = opts.get("iou_type", "bbox")
+    for key, value in {**protocol.defaults, **protocol.type_defaults.get(iou_type, {})}.items():
+        opts.setdefault(key, value)
     if iou_type not in protocol.iou_types:
         raise UsageError(
             f"--protocol {protocol.name} evaluates {' and '.join(protocol.iou_types)} only "

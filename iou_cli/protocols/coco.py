@@ -1,4 +1,5 @@
-"""The COCO protocol, exactly as ``pycocotools.cocoeval.COCOeval`` (iouType bbox/segm).
+"""The COCO protocol, exactly as ``pycocotools.cocoeval.COCOeval`` (iouType bbox, segm and
+keypoints: only the similarity of a pair changes, OKS for keypoints).
 
 Vectorised across all (image, category) groups; the float operations that decide a number
 are the ones pycocotools performs, in the same order:
@@ -28,7 +29,15 @@ import numpy.typing as npt
 from ..data import Dataset
 from ..evaluation import Evaluation
 from ..matching.greedy import greedy_match
-from ..matching.pairs import expand_groups, group_keys, pair_iou_bbox, pair_iou_segm, run_ranks
+from ..matching.pairs import (
+    expand_groups,
+    group_keys,
+    pair_iou_bbox,
+    pair_iou_segm,
+    pair_oks,
+    run_ranks,
+    sigma_table,
+)
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import best_f1_threshold, operating_point
 from ..result import Matches, Result, clean
@@ -48,6 +57,13 @@ AREA_RNGS: tuple[tuple[str, float, float], ...] = (
     ("large", 96**2, 1e5**2),
 )
 MAX_DETS = (1, 10, 100)
+# pycocotools Params.setKpParams
+KP_AREA_RNGS: tuple[tuple[str, float, float], ...] = (
+    ("all", 0**2, 1e5**2),
+    ("medium", 32**2, 96**2),
+    ("large", 96**2, 1e5**2),
+)
+KP_MAX_DETS = (20,)
 
 
 @dataclass
@@ -90,6 +106,7 @@ class CocoEvaluation(Evaluation):
     n_det: IntArray  # (K,) predictions per class (all, before maxDets)
     score_order: IntArray  # positions into table.det by descending score (stable)
     op_t: int
+    sigma_source: str = ""  # keypoints: where the OKS sigmas came from
     _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -191,7 +208,12 @@ class CocoEvaluation(Evaluation):
             "score_thr_source": "given" if p.score_thr is not None else "max-f1",
             "area_ranges_defined": self.area_defined,
         }
+        info: list[str] = []
+        if p.iou_type == "keypoints":
+            params["oks_sigmas"] = self.sigma_source
+            info.append(f"OKS sigmas: {self.sigma_source}")
         return Result(
+            info=info,
             summary=self.summary(),
             per_class=self.per_class(),
             params=params,
@@ -241,6 +263,8 @@ def run(
     g_key = g_group[g_rows]
     g_crowd = gt.iscrowd[g_rows]
     g_base_ign = gt.iscrowd | gt.difficult
+    if params.iou_type == "keypoints" and gt.num_keypoints is not None:
+        g_base_ign = g_base_ign | (gt.num_keypoints == 0)  # pycocotools' _prepare
     if params.honor_ignore:
         g_base_ign = g_base_ign | gt.ignore
     g_base_ign = g_base_ign[g_rows]
@@ -266,8 +290,12 @@ def run(
 
     # ---- candidate pairs: every detection with every ground truth of its group
     pair_det, pair_gt, d_gstart, d_ng = expand_groups(d_group, g_key)
+    sigma_source = ""
     if params.iou_type == "segm":
         pair_iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
+    elif params.iou_type == "keypoints":
+        sigmas, sigma_source = sigma_table(ds)
+        pair_iou = pair_oks(ds, d_rows[pair_det], g_rows[pair_gt], sigmas)
     else:
         pair_iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_gt])
     del d_gstart, d_ng, d_group
@@ -382,6 +410,7 @@ def run(
         n_det=np.bincount(pred.category, minlength=K).astype(np.int64),
         score_order=score_order,
         op_t=op_t,
+        sigma_source=sigma_source,
     )
 
 
@@ -585,8 +614,21 @@ def _summarize(
     return float(np.mean(vals))
 
 
-def _stat_specs(max_dets: tuple[int, ...]) -> list[tuple[str, dict[str, Any]]]:
+def _stat_specs(
+    max_dets: tuple[int, ...], iou_type: str = "bbox"
+) -> list[tuple[str, dict[str, Any]]]:
     """pycocotools' summary, stat by stat: key and ``_summarize`` arguments."""
+    if iou_type == "keypoints":  # _summarizeKps: maxDets 20, areas all/medium/large
+        ap = [
+            ("AP", {}),
+            ("AP50", {"iou_thr": 0.5}),
+            ("AP75", {"iou_thr": 0.75}),
+            ("APm", {"area": 1}),
+            ("APl", {"area": 2}),
+        ]
+        return [(k, {"ap": True, **kw}) for k, kw in ap] + [
+            ("AR" + k[2:], {"ap": False, **kw}) for k, kw in ap
+        ]
     specs: list[tuple[str, dict[str, Any]]] = [
         ("AP", {"ap": True}),
         ("AP50", {"ap": True, "iou_thr": 0.5}),
@@ -604,9 +646,9 @@ def _stat_specs(max_dets: tuple[int, ...]) -> list[tuple[str, dict[str, Any]]]:
     return specs
 
 
-def stat_keys(max_dets: tuple[int, ...]) -> list[str]:
+def stat_keys(max_dets: tuple[int, ...], iou_type: str = "bbox") -> list[str]:
     """The summary's stat keys for these maxDets (``AR<m>`` follow the actual values)."""
-    return [key for key, _ in _stat_specs(max_dets)]
+    return [key for key, _ in _stat_specs(max_dets, iou_type)]
 
 
 def class_stats(ev: CocoEvaluation) -> list[dict[str, float | None]]:
@@ -616,7 +658,7 @@ def class_stats(ev: CocoEvaluation) -> list[dict[str, float | None]]:
     p = ev.params
     K = ev.recall.shape[1]
     cols: dict[str, list[float | None]] = {}
-    for key, kw in _stat_specs(p.max_dets):
+    for key, kw in _stat_specs(p.max_dets, p.iou_type):
         area = int(kw.get("area", 0))
         if area != 0 and not ev.area_defined:
             cols[key] = [None] * K
@@ -650,7 +692,8 @@ def class_stats(ev: CocoEvaluation) -> list[dict[str, float | None]]:
 
 def stats(ev: CocoEvaluation, k: int | None = None) -> dict[str, float | None]:
     """The 12 pycocotools stats (keys ``AR<m>`` follow the actual maxDets)."""
-    return {key: _summarize(ev, k=k, **kw) for key, kw in _stat_specs(ev.params.max_dets)}
+    p = ev.params
+    return {key: _summarize(ev, k=k, **kw) for key, kw in _stat_specs(p.max_dets, p.iou_type)}
 
 
 def evaluate_coco(ds: Dataset, params: CocoParams | None = None) -> Result:
@@ -660,8 +703,10 @@ def evaluate_coco(ds: Dataset, params: CocoParams | None = None) -> Result:
 
 def _params(opts: Mapping[str, Any]) -> CocoParams:
     thrs = opts.get("iou_thrs")
+    iou_type = opts.get("iou_type", "bbox")
     return CocoParams(
-        iou_type=opts.get("iou_type", "bbox"),
+        iou_type=iou_type,
+        area_rngs=KP_AREA_RNGS if iou_type == "keypoints" else AREA_RNGS,
         iou_thrs=IOU_THRS.copy() if thrs is None else np.asarray(thrs, dtype=np.float64),
         max_dets=tuple(int(m) for m in opts.get("max_dets") or MAX_DETS),
         honor_ignore=bool(opts.get("honor_ignore", False)),
@@ -678,8 +723,11 @@ PROTOCOLS = {
         description="COCO 101-point AP over IoU .50:.95 (pycocotools)",
         options=frozenset({"max_dets", "iou_thrs", "honor_ignore", "keep_tables"}),
         defaults={"max_dets": MAX_DETS, "iou_thrs": None, "honor_ignore": False},
-        iou_types=("bbox", "segm"),
-        summary_keys=lambda opts: stat_keys(tuple(opts.get("max_dets") or MAX_DETS)),
+        iou_types=("bbox", "segm", "keypoints"),
+        summary_keys=lambda opts: stat_keys(
+            tuple(opts.get("max_dets") or MAX_DETS), opts.get("iou_type", "bbox")
+        ),
         run=lambda ds, opts: run(ds, _params(opts)),
+        type_defaults={"keypoints": {"max_dets": KP_MAX_DETS}},
     )
 }

@@ -1,0 +1,1 @@
+"""Similarity kernels of the geometry types (box IoU, mask IoU, keypoint OKS)."""

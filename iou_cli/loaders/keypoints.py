@@ -1,0 +1,179 @@
+"""Keypoint columns of COCO records: ``keypoints`` ``[x, y, v] * K`` and ``num_keypoints``,
+and the skeleton the categories describe (``keypoints`` names, ``skeleton`` edges, and the
+OKS ``sigmas`` a category may carry: iou-eval's key, one number per keypoint).
+
+One pass of NumPy conversion; only when it fails does a walk over the records locate the
+first bad one (``gt.json: annotations[4].keypoints[7]: visibility flag 3, expected 0, 1
+or 2``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data import Skeleton
+from ..errors import InputError, kind_of
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+SIGMA_KEY = "sigmas"  # per category: OKS sigmas, one per keypoint
+
+
+def _num(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def keypoint_columns(
+    recs: list[Any], path: str, prefix: str, *, gt: bool
+) -> tuple[FloatArray, IntArray | None]:
+    """``(keypoints (n, K, 3), num_keypoints (n,) or None)`` of COCO records.
+
+    Ground truth: flags must be 0, 1 or 2; ``num_keypoints`` is the record's own field
+    (pycocotools ignores a ground truth whose ``num_keypoints`` is 0), counted from the
+    flags where a record has none. Predictions: the third value of each triple (a
+    confidence) is kept but never used.
+    """
+    n = len(recs)
+    if n == 0:
+        return np.zeros((0, 0, 3)), (np.zeros(0, dtype=np.int64) if gt else None)
+    arr: Any = None
+    try:
+        raw = [r["keypoints"] for r in recs]
+        arr = np.array(raw)
+        ok = arr.ndim == 2 and arr.dtype.kind in "iuf" and arr.shape[1] % 3 == 0 and arr.shape[1]
+        if ok:
+            arr = arr.astype(np.float64)
+            ok = bool(np.isfinite(arr).all())
+    except (KeyError, TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        _locate(recs, path, prefix, gt=gt)
+        raise InputError(path, prefix, "malformed keypoints")  # pragma: no cover
+    kpts = arr.reshape(n, -1, 3)
+    if not gt:
+        return kpts, None
+    v = kpts[:, :, 2]
+    bad = ~np.isin(v, (0.0, 1.0, 2.0))
+    if bad.any():
+        i, k = (int(x) for x in np.argwhere(bad)[0])
+        raise InputError(
+            path,
+            f"{prefix}[{i}].keypoints[{3 * k + 2}]",
+            f"visibility flag {recs[i]['keypoints'][3 * k + 2]!r} of keypoint {k + 1}: "
+            "expected 0 (not labelled), 1 (labelled, hidden) or 2 (visible)",
+        )
+    counted = (v > 0).sum(axis=1).astype(np.int64)
+    num = counted.copy()
+    for i, r in enumerate(recs):
+        if "num_keypoints" in r:
+            val = r["num_keypoints"]
+            if not (isinstance(val, int) and not isinstance(val, bool)) or val < 0:
+                raise InputError(
+                    path,
+                    f"{prefix}[{i}].num_keypoints",
+                    f"expected a count >= 0, got {kind_of(val)}",
+                )
+            num[i] = val
+    return kpts, num
+
+
+def _locate(recs: list[Any], path: str, prefix: str, *, gt: bool) -> None:
+    want: int | None = None
+    first = 0
+    for i, r in enumerate(recs):
+        where = f"{prefix}[{i}]"
+        if not isinstance(r, dict):
+            raise InputError(path, where, f"expected an object, got {kind_of(r)}")
+        if "keypoints" not in r:
+            hint = "" if gt else " (keypoint results need [x, y, score] * K per row)"
+            raise InputError(path, where, f"missing key 'keypoints'{hint}")
+        kp = r["keypoints"]
+        if not isinstance(kp, list):
+            raise InputError(
+                path, f"{where}.keypoints", f"expected [x, y, v] * K numbers, got {kind_of(kp)}"
+            )
+        if not kp or len(kp) % 3:
+            raise InputError(
+                path,
+                f"{where}.keypoints",
+                f"expected [x, y, v] * K numbers (a multiple of 3), got {len(kp)}",
+            )
+        if want is None:
+            want, first = len(kp), i
+        elif len(kp) != want:
+            raise InputError(
+                path,
+                f"{where}.keypoints",
+                f"{len(kp) // 3} keypoints ({len(kp)} numbers), but {prefix}[{first}] has "
+                f"{want // 3}: every row needs the same K",
+            )
+        for j, x in enumerate(kp):
+            if not _num(x):
+                raise InputError(
+                    path, f"{where}.keypoints[{j}]", f"expected a number, got {kind_of(x)}"
+                )
+            if not math.isfinite(x):
+                raise InputError(
+                    path, f"{where}.keypoints[{j}]", f"expected a finite number, got {x}"
+                )
+
+
+def skeleton_from_categories(cats: list[Any], path: str, k: int) -> Skeleton:
+    """The skeleton of a COCO keypoint file's categories (in the order given, which is the
+    side's category table order), checked against the annotations' K."""
+    names: list[str] | None = None
+    edges: list[tuple[int, int]] = []
+    rows: list[FloatArray | None] = []
+    for c, cat in enumerate(cats):
+        where = f"categories[{c}]"
+        kn = cat.get("keypoints") if isinstance(cat, dict) else None
+        if isinstance(kn, list) and kn:
+            if k and len(kn) != k:
+                raise InputError(
+                    path,
+                    f"{where}.keypoints",
+                    f"{len(kn)} keypoint names, but the annotations have {k} keypoints",
+                )
+            if names is None:
+                names = [str(x) for x in kn]
+        sk = cat.get("skeleton") if isinstance(cat, dict) else None
+        if isinstance(sk, list) and not edges:
+            for j, e in enumerate(sk):
+                if (
+                    not isinstance(e, list)
+                    or len(e) != 2
+                    or not all(isinstance(x, int) and 1 <= x <= max(k, 1) for x in e)
+                ):
+                    raise InputError(
+                        path,
+                        f"{where}.skeleton[{j}]",
+                        f"expected a pair of 1-based keypoint numbers, got {kind_of(e)}",
+                    )
+                edges.append((e[0] - 1, e[1] - 1))
+        sg = cat.get(SIGMA_KEY) if isinstance(cat, dict) else None
+        rows.append(None if sg is None else parse_sigmas(sg, k, path, f"{where}.{SIGMA_KEY}"))
+    sigmas = None
+    source = ""
+    if any(r is not None for r in rows):
+        sigmas = np.stack([np.full(k, np.nan) if r is None else r for r in rows])
+        source = f"{path}: categories' '{SIGMA_KEY}'"
+    return Skeleton(k=k, names=names, edges=edges, sigmas=sigmas, source=source)
+
+
+def parse_sigmas(value: object, k: int | None, path: str | None, where: str | None) -> FloatArray:
+    """A checked sigma list: positive finite numbers, ``k`` of them when ``k`` is known."""
+    if not isinstance(value, (list, tuple)) or not value:
+        raise InputError(path, where, f"expected a list of sigmas, got {kind_of(value)}")
+    for j, x in enumerate(value):
+        if not _num(x) or not math.isfinite(x) or x <= 0:
+            raise InputError(path, where, f"sigma {j + 1}: expected a number > 0, got {x!r}")
+    if k is not None and k and len(value) != k:
+        raise InputError(
+            path, where, f"{len(value)} sigmas, but the keypoints have K = {k}: one per keypoint"
+        )
+    return np.asarray(value, dtype=np.float64)
