@@ -35,11 +35,25 @@ COCO_SIGMAS: FloatArray = (
     )
     / 10.0
 )
-COCO_KEYPOINT_NAMES = (
-    "nose left_eye right_eye left_ear right_ear left_shoulder right_shoulder left_elbow "
-    "right_elbow left_wrist right_wrist left_hip right_hip left_knee right_knee left_ankle "
-    "right_ankle"
-).split()
+COCO_KEYPOINT_NAMES = [
+    "nose",
+    "left_eye",
+    "right_eye",
+    "left_ear",
+    "right_ear",
+    "left_shoulder",
+    "right_shoulder",
+    "left_elbow",
+    "right_elbow",
+    "left_wrist",
+    "right_wrist",
+    "left_hip",
+    "right_hip",
+    "left_knee",
+    "right_knee",
+    "left_ankle",
+    "right_ankle",
+]
 
 
 @dataclass(frozen=True)
@@ -66,7 +80,7 @@ def pair_terms(
     """
     var = (np.asarray(sigmas, dtype=np.float64) * 2) ** 2
     vis = g_kpts[:, :, 2] > 0
-    labelled = vis.any(axis=1)
+    labelled: BoolArray = np.asarray(vis.any(axis=1), dtype=bool)
     xd, yd = d_xy[:, :, 0], d_xy[:, :, 1]
     dx = xd - g_kpts[:, :, 0]
     dy = yd - g_kpts[:, :, 1]
@@ -136,7 +150,7 @@ def resolve_sigmas(
     *,
     file_sigmas: FloatArray | None,
     file_source: str,
-    given: FloatArray | None,
+    given: npt.ArrayLike | None,
     given_source: str = "--sigmas",
 ) -> tuple[FloatArray, str]:
     """The sigmas to use, (1, K) or (C, K), and a line saying where they came from.
@@ -151,6 +165,8 @@ def resolve_sigmas(
     )
     if given is not None:
         g = np.asarray(given, dtype=np.float64).reshape(-1)
+        if not (np.isfinite(g).all() and (g > 0).all()):
+            raise UsageError(f"{given_source}: expected sigmas > 0, got {g.tolist()}")
         if g.shape[0] != k:
             raise UsageError(
                 f"{given_source}: {g.shape[0]} sigmas, but the keypoints have K = {k} "
@@ -196,7 +212,9 @@ def keypoint_count(ds: Any) -> int:
     return int(gk.shape[1]) if len(ds.gt) else int(pk.shape[1])
 
 
-def prepare_keypoints(ds: Any, sigmas: FloatArray | None = None, source: str = "--sigmas") -> Any:
+def prepare_keypoints(
+    ds: Any, sigmas: npt.ArrayLike | None = None, source: str = "--sigmas"
+) -> Any:
     """``ds`` with its skeleton's sigmas resolved (see :func:`resolve_sigmas`) and K checked."""
     from dataclasses import replace
 
@@ -223,4 +241,3 @@ def resolved_sigmas(ds: Any) -> tuple[FloatArray, str]:
     if sk is None or not sk.resolved or sk.sigmas is None:
         sk = prepare_keypoints(ds).skeleton
     return sk.sigmas, sk.source
-

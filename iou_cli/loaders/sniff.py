@@ -343,7 +343,7 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
         listing=listing,
         iou_type=opts.iou_type,
     )
-    if opts.iou_type == "segm" and side.boxes.normalized:
+    if opts.iou_type in ("segm", "keypoints") and side.boxes.normalized:
         side = _seg_sizes(side, listing)
     if listing is not None:
         side.notes.setdefault("info", []).extend(listing.info)
@@ -572,13 +572,14 @@ def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
         pred = _scale(pred, gt, lenient=lenient)
     elif gt.boxes.normalized and not pred.boxes.normalized:
         gt = _scale(gt, pred, lenient=lenient)
-    if opts.iou_type == "segm":
+    if opts.iou_type in ("segm", "keypoints"):
+        what = "YOLO-seg masks are rasterised" if opts.iou_type == "segm" else "OKS is measured"
         for side in (gt, pred):
             if side.boxes.normalized and len(side.boxes):
                 raise InputError(
                     side.path,
                     None,
-                    "YOLO-seg masks are rasterised at the image's pixel size: give --images DIR "
+                    f"{what} at the image's pixel size: give --images DIR "
                     "or --image-size W,H (or an images/ folder beside labels/)",
                 )
     check_geometry(gt)

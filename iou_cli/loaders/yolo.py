@@ -29,6 +29,7 @@ from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
 from .files import is_readable_member, read_text
 from .layout import Listing, yaml_names
+from .yolo_pose import PoseRows, pose_columns, scale_keypoints
 
 # txt files that are never label files
 _META_TXT = {"classes.txt", "readme.txt", "train.txt", "val.txt", "valid.txt", "test.txt"}
@@ -200,6 +201,8 @@ def load_yolo(
     seen_stems: dict[str, str] = {}
     found_names: dict[str, int] = {}  # class names in column 1 without a names list
     polys: list[list[float]] = []  # --iou-type segm: normalised polygon of each row
+    kpts: list[list[float]] = []  # --iou-type keypoints: [x, y, v] * K of each row
+    pose = PoseRows(names_path, pred=pred) if iou_type == "keypoints" else None
     centre_outside = 0
     total = len(files)
     for fi, rel in enumerate(files):
@@ -222,6 +225,9 @@ def load_yolo(
                 continue
             parts = _named_class(parts, names, found_names, file, ln)
             poly: list[float] | None = None
+            if pose is not None:
+                parts, kp = pose.split(parts, file, ln)
+                kpts.append(kp)
             if len(parts) != ncol:
                 seg = _polygon_row(parts, pred, fmt)
                 if seg is not None:
@@ -323,6 +329,7 @@ def load_yolo(
         origin=np.arange(n, dtype=np.int64),
         normalized=True,
         masks=[[p] for p in polys] if iou_type == "segm" else None,
+        **(pose_columns(kpts, pose, w, h, pred) if pose is not None else {}),
     )
     rel_paths = [
         os.path.relpath(os.path.join(base, r), path) if os.path.isdir(path) else r for r in files
@@ -351,7 +358,10 @@ def load_yolo(
         },
         locator=locator,
         read_paths=read_paths,
+        skeleton=pose.skeleton() if pose is not None else None,
     )
+    if pose is not None:
+        side.notes["info"].extend(pose.info)
     # an empty side stays normalised unless every size is known: it then meets a YOLO
     # side (normalised) as well as a pixel side (scaled, there is nothing to scale)
     sized = np.isfinite(width) & np.isfinite(height)
@@ -544,15 +554,15 @@ def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
     with np.errstate(over="ignore", invalid="ignore"):  # sniff.check_geometry locates it
         xyxy = b.xyxy * scale
         area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
-    boxes = replace(
-        b,
-        xyxy=xyxy,
-        box_area=area,
+    cols: dict[str, Any] = {
+        "xyxy": xyxy,
+        "box_area": area,
         # a mask's area is the mask's (computed from it), not its box's
-        area=area.copy() if b.masks is None else np.full(len(area), np.nan),
-        masks=_scale_masks(b.masks, wi, hi),
-        normalized=False,
-    )
+        "area": area.copy() if b.masks is None else np.full(len(area), np.nan),
+        "masks": _scale_masks(b.masks, wi, hi),
+        "normalized": False,
+    }
+    boxes = replace(b, **{**cols, **scale_keypoints(b, xyxy, wi, hi)})
     images = replace(
         side.images,
         width=np.asarray(width, dtype=np.float64),

@@ -619,7 +619,7 @@ def _stat_specs(
 ) -> list[tuple[str, dict[str, Any]]]:
     """pycocotools' summary, stat by stat: key and ``_summarize`` arguments."""
     if iou_type == "keypoints":  # _summarizeKps: maxDets 20, areas all/medium/large
-        ap = [
+        ap: list[tuple[str, dict[str, Any]]] = [
             ("AP", {}),
             ("AP50", {"iou_thr": 0.5}),
             ("AP75", {"iou_thr": 0.75}),

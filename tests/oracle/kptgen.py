@@ -18,7 +18,10 @@ def random_kpt_scene(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     rng = np.random.default_rng(seed)
     n_img = int(rng.integers(3, 9))
-    images = [{"id": i + 1, "file_name": f"im{i + 1}.jpg", "width": 640, "height": 480} for i in range(n_img)]
+    images = [
+        {"id": i + 1, "file_name": f"im{i + 1}.jpg", "width": 640, "height": 480}
+        for i in range(n_img)
+    ]
     cats = [
         {
             "id": c + 1,
@@ -34,10 +37,8 @@ def random_kpt_scene(
         with_bbox = bool(rng.random() < 0.5)
     integer = rng.random() < 0.2  # integer coordinates (pycocotools' int arithmetic path)
     for img in images:
-        if rng.random() < 0.15:  # an image without ground truth (predictions only)
-            n_gt = 0
-        else:
-            n_gt = int(rng.integers(1, 7))
+        # some images without ground truth (predictions only)
+        n_gt = 0 if rng.random() < 0.15 else int(rng.integers(1, 7))
         for _ in range(n_gt):
             cat = int(rng.integers(1, n_cats + 1))
             side = float(rng.choice([12.0, 40.0, 70.0, 150.0])) * float(rng.uniform(0.6, 1.4))

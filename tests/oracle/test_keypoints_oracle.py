@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -171,5 +170,3 @@ def test_custom_skeletons_match_xtcocotools() -> None:
         for ours, row in zip(per_class, ref["per_class"], strict=True):
             worst = max(worst, _worst(ours, [None if v == -1 else v for v in row]))
     assert worst <= 1e-12, worst
-
-
