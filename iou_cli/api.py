@@ -121,6 +121,7 @@ def evaluate(
     image_map: str | None = None,
     voc_origin: int = 0,
     sigmas: Sequence[float] | None = None,
+    per_keypoint: bool = False,
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth``.
 
@@ -142,7 +143,8 @@ def evaluate(
 
     Keypoints (``iou_type="keypoints"``): OKS as pycocotools' computeOks; ``sigmas`` (one
     per keypoint) overrides the files' own (data.yaml ``kpt_oks_sigmas``, the categories'
-    ``sigmas``); COCO's 17 are the default for 17-keypoint data only.
+    ``sigmas``); COCO's 17 are the default for 17-keypoint data only. ``per_keypoint`` adds
+    which joints fail (``result.extra["per_keypoint"]``, see :mod:`iou_cli.analysis.keypoints`).
     """
     options = {
         "iou_type": iou_type,
@@ -176,10 +178,13 @@ def evaluate(
         confusion=confusion,
         per_image=per_image,
         calibration=calibration,
+        per_keypoint=per_keypoint,
         tide_pos_thr=float(tide_pos_thr),
         tide_bg_thr=float(tide_bg_thr),
     )
     check_analyses(analyses, protocol)
+    if per_keypoint and iou_type != "keypoints":
+        raise UsageError("--per-keypoint needs --iou-type keypoints")
     opts = load_options(
         protocol=protocol,
         iou_type=iou_type,

@@ -23,12 +23,15 @@ class AnalysisOptions:
     confusion: bool = False
     per_image: bool = False
     calibration: bool = False
+    per_keypoint: bool = False
     tide_pos_thr: float = 0.5
     tide_bg_thr: float = 0.1
 
     @property
     def any(self) -> bool:
-        return self.tide or self.confusion or self.per_image or self.calibration
+        return (
+            self.tide or self.confusion or self.per_image or self.calibration or self.per_keypoint
+        )
 
 
 def check(opts: AnalysisOptions, protocol: str) -> None:
@@ -144,6 +147,12 @@ def analyze(result: Any, opts: AnalysisOptions) -> None:
             labels,
             float(table.iou_thrs[t]),
         )
+    if opts.per_keypoint:
+        if iou_type != "keypoints":
+            raise UsageError("--per-keypoint needs --iou-type keypoints")
+        from .keypoints import per_keypoint
+
+        result.extra["per_keypoint"] = per_keypoint(ds, table, op_t, score_thr=s_thr)
     if result.matches is not None:
         add_error_columns(result.matches, ds, table, op_err, score_thr)
 
