@@ -28,7 +28,7 @@ def per_keypoint(
 ) -> dict[str, Any]:
     """The ``per_keypoint`` section (see the module docstring) at threshold index ``t``."""
     from ..geometry.oks import pair_terms
-    from ..matching.pairs import sigma_table
+    from ..matching.pairs import kpt_boxes, sigma_table
 
     gt_row, _oks, ign = table.dense(t)
     det = np.asarray(table.det, dtype=np.int64)
@@ -37,11 +37,7 @@ def per_keypoint(
     sigmas, source = sigma_table(ds)
     gt, pred = ds.gt, ds.pred
     k = int(sigmas.shape[1])
-    if gt.xywh is not None:
-        box = gt.xywh[g_rows]
-    else:
-        x1, y1, x2, y2 = (gt.xyxy[g_rows, j] for j in range(4))
-        box = np.stack([x1, y1, x2 - x1, y2 - y1], axis=1)
+    box = kpt_boxes(gt, g_rows)
     sig = sigmas[0] if sigmas.shape[0] == 1 else sigmas[gt.category[g_rows]]
     g_kp = gt.keypoints[g_rows] if gt.keypoints is not None else np.zeros((0, k, 3))
     p_kp = pred.keypoints[d_rows] if pred.keypoints is not None else np.zeros((0, k, 3))

@@ -78,12 +78,33 @@ def pair_terms(
     ``g_area`` (P,) annotated areas; ``g_box`` (P, 4) ground-truth boxes ``x, y, w, h``;
     ``sigmas`` (K,) or (P, K).
     """
+    return plane_terms(
+        d_xy[:, :, 0],
+        d_xy[:, :, 1],
+        g_kpts[:, :, 0],
+        g_kpts[:, :, 1],
+        g_kpts[:, :, 2] > 0,
+        g_area,
+        g_box,
+        sigmas,
+    )
+
+
+def plane_terms(
+    xd: FloatArray,
+    yd: FloatArray,
+    xg: FloatArray,
+    yg: FloatArray,
+    vis: BoolArray,
+    g_area: FloatArray,
+    g_box: FloatArray,
+    sigmas: FloatArray,
+) -> PairTerms:
+    """:func:`pair_terms` on (P, K) planes (``vis``: the ground truth labels the keypoint)."""
     var = (np.asarray(sigmas, dtype=np.float64) * 2) ** 2
-    vis = g_kpts[:, :, 2] > 0
     labelled: BoolArray = np.asarray(vis.any(axis=1), dtype=bool)
-    xd, yd = d_xy[:, :, 0], d_xy[:, :, 1]
-    dx = xd - g_kpts[:, :, 0]
-    dy = yd - g_kpts[:, :, 1]
+    dx = np.subtract(xd, xg)
+    dy = np.subtract(yd, yg)
     if not labelled.all():
         un = ~labelled
         bx, by, bw, bh = (g_box[un, j][:, None] for j in range(4))
@@ -92,9 +113,16 @@ def pair_terms(
         xu, yu = xd[un], yd[un]
         dx[un] = np.maximum(0.0, x0 - xu) + np.maximum(0.0, xu - x1)
         dy[un] = np.maximum(0.0, y0 - yu) + np.maximum(0.0, yu - y1)
-    e = (dx**2 + dy**2) / var / (g_area[:, None] + np.spacing(1)) / 2
+    # e = (dx**2 + dy**2) / var / (area + eps) / 2, in place, the same operations in order
+    np.square(dx, out=dx)
+    np.square(dy, out=dy)
+    dx += dy
+    del dy
+    dx /= var
+    dx /= (g_area + np.spacing(1))[:, None]
+    dx /= 2
     kept = vis | ~labelled[:, None]
-    return PairTerms(e=e, kept=kept, labelled=labelled)
+    return PairTerms(e=dx, kept=kept, labelled=labelled)
 
 
 def pair_oks(
@@ -105,32 +133,123 @@ def pair_oks(
     sigmas: FloatArray,
 ) -> FloatArray:
     """OKS of aligned (prediction, ground truth) pairs (see :func:`pair_terms`), (P,)."""
-    t = pair_terms(d_xy, g_kpts, g_area, g_box, sigmas)
-    return oks_from_terms(t)
+    return oks_from_terms(pair_terms(d_xy, g_kpts, g_area, g_box, sigmas))
 
 
 def oks_from_terms(t: PairTerms) -> FloatArray:
     """``sum(exp(-e)) / n`` over each pair's kept keypoints, summed as NumPy sums them."""
     P = t.e.shape[0]
-    out = np.zeros(P, dtype=np.float64)
     if P == 0:
-        return out
-    ex = np.exp(-t.e)
+        return np.zeros(0, dtype=np.float64)
+    ex = np.negative(t.e)
+    np.exp(ex, out=ex)
     n = t.kept.sum(axis=1)
-    full = n == t.e.shape[1]
-    if full.any():
-        out[full] = np.sum(ex[full], axis=1) / t.e.shape[1]
-    if not full.all():
-        rows = np.flatnonzero(~full)
-        sub = ex[rows]
-        # labelled keypoints first, in keypoint order, then sum the first n of each row
-        order = np.argsort(~t.kept[rows], axis=1, kind="stable")
-        sub = np.take_along_axis(sub, order, axis=1)
-        n_sub = n[rows]
-        for m in np.unique(n_sub):
-            sel = n_sub == m
-            out[rows[sel]] = np.sum(np.ascontiguousarray(sub[sel, :m]), axis=1) / m
+    return row_sums(ex, t.kept, n) / n
+
+
+# NumPy's pairwise summation (umath loops_utils: 8 accumulators up to 128 values)
+_PW_BLOCK = 128
+
+
+def row_sums(a: FloatArray, kept: BoolArray, n: IntArray) -> FloatArray:
+    """``np.sum(a[i][kept[i]])`` for every row, bit for bit, without a Python loop over rows.
+
+    NumPy sums a contiguous run of ``n`` float64 sequentially when ``n < 8``, else into 8
+    accumulators over whole blocks of 8, combined as ``((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))``,
+    then the remaining ``n % 8`` values one by one. The kept values are moved to the front of
+    their row (zeros after them); adding a zero never changes a sum of non-negative values,
+    so rows only need grouping by where their blocks end.
+    """
+    P, K = a.shape
+    if K > _PW_BLOCK:  # NumPy splits such rows recursively: let it sum them
+        return _row_sums_numpy(a, kept, n)
+    if kept.all():
+        c = a
+    else:
+        c = np.zeros_like(a)
+        pos = np.cumsum(kept, axis=1) - 1
+        rows = np.nonzero(kept)[0]
+        c[rows, pos[kept]] = a[kept]
+    out = np.empty(P, dtype=np.float64)
+    blocks_end = np.where(n >= 8, n - n % 8, 0)
+    for b in np.unique(blocks_end):
+        sel = np.flatnonzero(blocks_end == b)
+        cc = c[sel] if sel.shape[0] != P else c
+        if b == 0:
+            res = np.zeros(sel.shape[0])
+            start = 0
+        else:
+            r = cc[:, :8].copy()
+            for i in range(8, int(b), 8):
+                r += cc[:, i : i + 8]
+            res = ((r[:, 0] + r[:, 1]) + (r[:, 2] + r[:, 3])) + (
+                (r[:, 4] + r[:, 5]) + (r[:, 6] + r[:, 7])
+            )
+            start = int(b)
+        for j in range(start, K):
+            res += cc[:, j]
+        out[sel] = res
     return out
+
+
+def _row_sums_numpy(a: FloatArray, kept: BoolArray, n: IntArray) -> FloatArray:
+    out = np.zeros(a.shape[0], dtype=np.float64)
+    order = np.argsort(~kept, axis=1, kind="stable")
+    sub = np.take_along_axis(a, order, axis=1)
+    for m in np.unique(n):
+        sel = n == m
+        out[sel] = np.sum(np.ascontiguousarray(sub[sel, :m]), axis=1)
+    return out
+
+
+def far_pairs(
+    d_kpts: FloatArray,
+    g_kpts: FloatArray,
+    g_box: FloatArray,
+    g_area: FloatArray,
+    sigmas: FloatArray,
+    g_cat: IntArray,
+    d_rows: IntArray,
+    g_rows: IntArray,
+    min_oks: float,
+) -> BoolArray:
+    """Pairs whose OKS is certainly below ``min_oks``, from boxes alone (O(1) per pair).
+
+    Every keypoint a pair counts lies in a box: a labelled ground-truth keypoint in the box
+    of its labelled keypoints, the region the enlarged-box rule measures to (for ground
+    truths without any) is that enlarged box, and every predicted keypoint is in the
+    prediction's keypoint extent. With ``g`` the gap between the two boxes, each counted
+    ``d^2 >= g^2``, so ``e >= g^2 / max(var) / (area + eps) / 2`` and ``OKS <= exp(-that)``.
+    A pair is called far only with a wide margin (``e_min > 1.01 * -ln(min_oks) + 1e-9``),
+    so float rounding can never drop a pair pycocotools would count.
+    """
+    if not (0.0 < min_oks <= 1.0):
+        return np.zeros(g_rows.shape[0], dtype=bool)
+    dx0, dx1 = d_kpts[:, :, 0].min(axis=1), d_kpts[:, :, 0].max(axis=1)
+    dy0, dy1 = d_kpts[:, :, 1].min(axis=1), d_kpts[:, :, 1].max(axis=1)
+    vis = g_kpts[:, :, 2] > 0
+    lab = vis.any(axis=1)
+    with np.errstate(invalid="ignore"):
+        gx0 = np.where(vis, g_kpts[:, :, 0], np.inf).min(axis=1)
+        gx1 = np.where(vis, g_kpts[:, :, 0], -np.inf).max(axis=1)
+        gy0 = np.where(vis, g_kpts[:, :, 1], np.inf).min(axis=1)
+        gy1 = np.where(vis, g_kpts[:, :, 1], -np.inf).max(axis=1)
+    bx, by, bw, bh = (g_box[:, j] for j in range(4))
+    gx0 = np.where(lab, gx0, bx - bw)
+    gx1 = np.where(lab, gx1, bx + bw * 2)
+    gy0 = np.where(lab, gy0, by - bh)
+    gy1 = np.where(lab, gy1, by + bh * 2)
+    var_max = ((np.asarray(sigmas, dtype=np.float64) * 2) ** 2).max(axis=1)
+    g_var = var_max[0] if var_max.shape[0] == 1 else var_max[g_cat]
+    scale = 2 * g_var * (g_area + np.spacing(1))  # per ground truth
+    gap_x = np.maximum(0.0, np.maximum(gx0[g_rows] - dx1[d_rows], dx0[d_rows] - gx1[g_rows]))
+    gap_y = np.maximum(0.0, np.maximum(gy0[g_rows] - dy1[d_rows], dy0[d_rows] - gy1[g_rows]))
+    s = scale[g_rows] if np.ndim(scale) else scale
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        e_min = (gap_x**2 + gap_y**2) / s
+    limit = 1.01 * -np.log(min_oks) + 1e-9
+    far: BoolArray = np.asarray(e_min > limit, dtype=bool) & (s > 0) & np.isfinite(s)
+    return far
 
 
 def extent(kpts: FloatArray) -> tuple[FloatArray, FloatArray]:

@@ -17,7 +17,7 @@ import numpy as np
 from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
 from ..geometry.oks import extent
-from .fastcoco import read_results
+from .fastcoco import read_keypoint_results, read_results
 from .jsonio import load_json, parse_json, read_bytes
 from .keypoints import keypoint_columns, skeleton_from_categories
 from .lvis import federated_columns
@@ -208,9 +208,10 @@ def _xywh_columns(bbox: np.ndarray, path: str, prefix: str) -> tuple[np.ndarray,
 
 def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None) -> Side:
     """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``."""
-    if data is None and role == "pred" and iou_type == "bbox" and not os.path.isdir(path):
+    fast = {"bbox": read_results, "keypoints": read_keypoint_results}.get(iou_type)
+    if data is None and role == "pred" and fast is not None and not os.path.isdir(path):
         raw = read_bytes(path)
-        cols = read_results(raw)  # a plain results list straight to columns, else None
+        cols = fast(raw)  # a plain results list straight to columns, else None
         if cols is not None:
             side = _results_side(path, _fast_columns(cols), len(cols["score"]))
             if b'"file_name"' in raw:  # Ultralytics predictions.json: file_name on every row
@@ -252,7 +253,7 @@ def _fast_columns(cols: dict[str, np.ndarray]) -> dict[str, Any]:
     """The columns ``_records_to_columns`` makes, from :func:`fastcoco.read_results`'s."""
     img_codes, img_uniq = _id_column(cols["image_id"])
     cat_codes, cat_uniq = _id_column(cols["category_id"])
-    return {
+    out: dict[str, Any] = {
         "img_codes": img_codes,
         "img_uniq": img_uniq,
         "cat_codes": cat_codes,
@@ -260,6 +261,13 @@ def _fast_columns(cols: dict[str, np.ndarray]) -> dict[str, Any]:
         "bbox": cols["bbox"],
         "score": cols["score"],
     }
+    if "keypoints" in cols:
+        kp = cols["keypoints"]
+        out["kpts"] = kp
+        if np.isnan(cols["bbox"]).all():
+            # pycocotools' loadRes: a keypoint result without a box spans its keypoints
+            out["bbox"] = extent(kp)[0]
+    return out
 
 
 def _load_results(path: str, recs: list[Any], iou_type: str) -> Side:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["read_results"]
+__all__ = ["read_results", "read_keypoint_results"]
 
 
 @cache
@@ -40,6 +40,69 @@ def _decoder() -> Any:
         score: float
 
     return msgspec.json.Decoder(list[Result])
+
+
+@cache
+def _kpt_decoder() -> Any:
+    import msgspec
+
+    class KptResult(msgspec.Struct, gc=False):
+        image_id: int
+        category_id: int
+        keypoints: list[float]
+        score: float
+        bbox: tuple[float, float, float, float] | None = None
+
+    return msgspec.json.Decoder(list[KptResult])
+
+
+def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
+    """Columns of a COCO keypoint results list (``keypoints`` ``[x, y, score] * K``, one K
+    for all rows; ``bbox`` on every row or on none), or ``None`` for anything else (then the
+    validating loader says what is wrong and where). Adds ``keypoints`` (n, K, 3) to
+    :func:`read_results`' columns; ``bbox`` is NaN where the rows give none."""
+    import msgspec
+
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        recs = _kpt_decoder().decode(data)
+    except msgspec.DecodeError:
+        return None
+    n = len(recs)
+    if n == 0:
+        return None
+    kps = list(map(attrgetter("keypoints"), recs))
+    lengths = np.fromiter(map(len, kps), np.int64, n)
+    m = int(lengths[0])
+    if m == 0 or m % 3 or (lengths != m).any():
+        return None
+    try:
+        image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
+        category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
+    except OverflowError:
+        return None
+    score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
+    kp = np.fromiter(chain.from_iterable(kps), np.float64, m * n).reshape(n, m // 3, 3)
+    boxes = list(map(attrgetter("bbox"), recs))
+    has = [b is not None for b in boxes]
+    if any(has) and not all(has):
+        return None
+    if all(has):
+        bbox = np.fromiter(chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)  # type: ignore[arg-type]
+        if not np.isfinite(bbox).all() or (bbox[:, 2:] < 0).any():
+            return None
+    else:
+        bbox = np.full((n, 4), np.nan)
+    if not (np.isfinite(kp).all() and np.isfinite(score).all()):
+        return None
+    return {
+        "image_id": image_id,
+        "category_id": category_id,
+        "bbox": bbox,
+        "score": score,
+        "keypoints": kp,
+    }
 
 
 def read_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:

@@ -295,7 +295,9 @@ def run(
         pair_iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
     elif params.iou_type == "keypoints":
         sigmas, sigma_source = sigma_table(ds)
-        pair_iou = pair_oks(ds, d_rows[pair_det], g_rows[pair_gt], sigmas)
+        pair_iou = pair_oks(
+            ds, d_rows[pair_det], g_rows[pair_gt], sigmas, min_oks=float(thr_eff.min())
+        )
     else:
         pair_iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_gt])
     del d_gstart, d_ng, d_group
