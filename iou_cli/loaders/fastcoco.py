@@ -89,7 +89,7 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     if any(has) and not all(has):
         return None
     if all(has):
-        bbox = np.fromiter(chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)  # type: ignore[arg-type]
+        bbox = np.fromiter(chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)
         if not np.isfinite(bbox).all() or (bbox[:, 2:] < 0).any():
             return None
     else:

@@ -177,3 +177,58 @@ def parse_sigmas(value: object, k: int | None, path: str | None, where: str | No
             path, where, f"{len(value)} sigmas, but the keypoints have K = {k}: one per keypoint"
         )
     return np.asarray(value, dtype=np.float64)
+
+
+def read_sigmas(spec: str) -> tuple[list[float], str]:
+    """``--sigmas``: ``v1,v2,...`` or a file (a data.yaml's ``kpt_oks_sigmas``, a JSON list
+    or ``{"sigmas": [...]}``, or numbers separated by commas or white space). Returns the
+    values and how to name them in messages."""
+    import os
+
+    from ..errors import UsageError
+
+    if os.path.isfile(spec):
+        from .files import read_text
+
+        text = read_text(spec)
+        value: object
+        if spec.endswith((".yaml", ".yml")):
+            from .layout import read_yaml
+
+            data = read_yaml(spec)
+            key = next((k for k in ("kpt_oks_sigmas", SIGMA_KEY) if k in data), None)
+            if key is None:
+                raise InputError(spec, None, "no 'kpt_oks_sigmas:' (or 'sigmas:') entry")
+            value, where = data[key], key
+        elif spec.endswith(".json"):
+            from .jsonio import load_json
+
+            data = load_json(spec)
+            value = data.get(SIGMA_KEY) if isinstance(data, dict) else data
+            where = SIGMA_KEY if isinstance(data, dict) else None
+        else:
+            parts = text.replace(",", " ").split()
+            try:
+                value = [float(p) for p in parts]
+            except ValueError:
+                bad = next(p for p in parts if not _float_ok(p))
+                raise InputError(spec, None, f"expected numbers, got {bad[:20]!r}") from None
+            where = None
+        return parse_sigmas(value, None, spec, where).tolist(), f"--sigmas {spec}"
+    try:
+        vals = [float(p) for p in spec.split(",") if p.strip()]
+    except ValueError:
+        raise UsageError(
+            f"--sigmas: expected v1,v2,... or a file, got {spec[:40]!r} (no such file)"
+        ) from None
+    if not vals or not all(math.isfinite(v) and v > 0 for v in vals):
+        raise UsageError(f"--sigmas: expected numbers > 0, got {spec[:40]!r}")
+    return vals, "--sigmas"
+
+
+def _float_ok(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True

@@ -21,3 +21,41 @@ def test_row_sums_equal_numpy_sum(k: int) -> None:
     ours = row_sums(a, kept, n)
     ref = np.array([np.sum(a[i][kept[i]]) for i in range(a.shape[0])])
     assert np.array_equal(ours, ref)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_far_pairs_are_only_pairs_below_the_threshold(seed: int) -> None:
+    # the box-gap bound skips pairs: every skipped pair's exact OKS is below the threshold,
+    # and the kept ones are untouched
+    from iou_cli.api import load_options, load_pair
+    from iou_cli.matching.pairs import pair_oks, sigma_table
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(seed, with_bbox=False)
+    opts = load_options(
+        protocol="coco",
+        iou_type="keypoints",
+        pred_format=None,
+        gt_format=None,
+        names=None,
+        gt_names=None,
+        pred_names=None,
+        images=None,
+        image_size=None,
+        unknown="error",
+        split=None,
+        image_map=None,
+        voc_origin=0,
+    )
+    ds = load_pair(dets, gt, opts)
+    d = np.repeat(np.arange(len(ds.pred)), len(ds.gt))
+    g = np.tile(np.arange(len(ds.gt)), len(ds.pred))
+    sig = sigma_table(ds)[0]
+    exact = pair_oks(ds, d, g, sig)
+    for thr in (0.05, 0.5, 0.9):
+        fast = pair_oks(ds, d, g, sig, min_oks=thr)
+        skipped = fast != exact
+        assert (exact[skipped] < thr).all() and (fast[skipped] == 0).all()
+        assert np.array_equal(fast[exact >= thr], exact[exact >= thr])
+        if thr == 0.5:
+            assert skipped.mean() > 0.2  # the bound does skip far pairs
