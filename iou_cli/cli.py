@@ -462,10 +462,31 @@ PerImageOpt = Annotated[
 CalibrationOpt = Annotated[
     bool, typer.Option("--calibration", help="ECE / MCE of the scores (10 bins).")
 ]
+PerKeypointOpt = Annotated[
+    bool,
+    typer.Option(
+        "--per-keypoint", help="Which keypoints fail, over the true positives (keypoints)."
+    ),
+]
+SigmasOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sigmas",
+        metavar="V,V,...|FILE",
+        help="OKS sigmas, one per keypoint (default: the files' own; COCO's 17 for K=17).",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
 
 
 def analysis_args(
-    out: str | None, *, tide: bool, confusion: bool, per_image: bool, calibration: bool
+    out: str | None,
+    *,
+    tide: bool,
+    confusion: bool,
+    per_image: bool,
+    calibration: bool,
+    per_keypoint: bool = False,
 ) -> None:
     """CSV is one stream, one table: with -o csv at most one analysis (its table)."""
     flags = [
@@ -475,6 +496,7 @@ def analysis_args(
             ("--confusion", confusion),
             ("--per-image", per_image),
             ("--calibration", calibration),
+            ("--per-keypoint", per_keypoint),
         )
         if on
     ]
@@ -489,8 +511,8 @@ IouTypeOpt = Annotated[
     str,
     typer.Option(
         "--iou-type",
-        metavar="bbox|segm",
-        help="Boxes or instance masks.",
+        metavar="bbox|segm|keypoints",
+        help="Boxes, instance masks or keypoints (OKS).",
         rich_help_panel=P_PROTOCOL,
     ),
 ]
@@ -690,6 +712,8 @@ def evaluate_cmd(
     confusion: ConfusionOpt = False,
     per_image: PerImageOpt = False,
     calibration: CalibrationOpt = False,
+    per_keypoint: PerKeypointOpt = False,
+    sigmas: SigmasOpt = None,
     split: SplitOpt = None,
     image_map: ImageMapOpt = None,
     voc_origin: VocOriginOpt = 0,
@@ -714,7 +738,19 @@ def evaluate_cmd(
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
     size = parse_image_size(image_size)
-    analysis_args(out, tide=tide, confusion=confusion, per_image=per_image, calibration=calibration)
+    analysis_args(
+        out,
+        tide=tide,
+        confusion=confusion,
+        per_image=per_image,
+        calibration=calibration,
+        per_keypoint=per_keypoint,
+    )
+    sigma_values: list[float] | None = None
+    if sigmas is not None:
+        from .loaders.keypoints import read_sigmas
+
+        sigma_values = read_sigmas(sigmas)[0]
     subset_opts: dict[str, Any] = {}
     if classes is not None or image_ids is not None or class_agnostic:
         from .analysis.subset import parse_list, read_image_ids
@@ -747,7 +783,9 @@ def evaluate_cmd(
     keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
     gate_list = gating.resolve(gate_list, keys, protocol=protocol, iou_thr=op_iou)
     inputs = [
-        p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
+        p
+        for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map, sigmas)
+        if p and (p != sigmas or os.path.isfile(p))
     ]
     if image_ids is not None and os.path.isfile(image_ids):
         inputs.append(image_ids)  # an --image-ids file is an input too: never written over
@@ -784,6 +822,8 @@ def evaluate_cmd(
             confusion=confusion,
             per_image=per_image,
             calibration=calibration,
+            per_keypoint=per_keypoint,
+            sigmas=sigma_values,
             **subset_opts,
             split=split,
             image_map=image_map,
