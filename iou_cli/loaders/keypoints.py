@@ -192,6 +192,7 @@ def read_sigmas(spec: str) -> tuple[list[float], str]:
 
         text = read_text(spec)
         value: object
+        where: str | None
         if spec.endswith((".yaml", ".yml")):
             from .layout import read_yaml
 
