@@ -1,1 +1,2 @@
-"""Similarity kernels of the geometry types (box IoU, mask IoU, keypoint OKS)."""
+"""Geometry kernels (NumPy; pycocotools only for masks): box formats (``boxes``), the box IoU
+engine and crowd rule (``iou``), mask IoU (``masks``), RLE checks (``rle``) and keypoint OKS (``oks``)."""

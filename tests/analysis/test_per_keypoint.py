@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from iou_cli.analysis.render import csv_table, to_markdown
+from iou_cli.report.analyses import csv_table, to_markdown
 from iou_cli.api import evaluate
 from iou_cli.errors import UsageError
 from tests.oracle.kptgen import random_kpt_scene
