@@ -46,21 +46,30 @@ def _decoder() -> Any:
 def _kpt_decoder() -> Any:
     import msgspec
 
-    class KptResult(msgspec.Struct, gc=False):
-        image_id: int
-        category_id: int
-        keypoints: list[float]
-        score: float
-        bbox: tuple[float, float, float, float] | None = None
-
-    return msgspec.json.Decoder(list[KptResult])
+    # keypoints stay raw JSON here: they are parsed below, all rows at once
+    kpt_result = msgspec.defstruct(
+        "KptResult",
+        [
+            ("image_id", int),
+            ("category_id", int),
+            ("keypoints", msgspec.Raw),
+            ("score", float),
+            ("bbox", tuple[float, float, float, float] | None, None),
+        ],
+        gc=False,
+    )
+    return msgspec.json.Decoder(list[kpt_result])  # type: ignore[valid-type]
 
 
 def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
     """Columns of a COCO keypoint results list (``keypoints`` ``[x, y, score] * K``, one K
     for all rows; ``bbox`` on every row or on none), or ``None`` for anything else (then the
     validating loader says what is wrong and where). Adds ``keypoints`` (n, K, 3) to
-    :func:`read_results`' columns; ``bbox`` is NaN where the rows give none."""
+    :func:`read_results`' columns; ``bbox`` is NaN where the rows give none.
+
+    The rows' ``keypoints`` are kept as raw JSON and decoded together as one flat list of
+    numbers (one typed decode instead of one list per row); a row that is not a flat list of
+    numbers makes that decode fail, and the per-row counts must add up."""
     import msgspec
 
     if data.startswith(b"\xef\xbb\xbf"):
@@ -72,10 +81,19 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     n = len(recs)
     if n == 0:
         return None
-    kps = list(map(attrgetter("keypoints"), recs))
-    lengths = np.fromiter(map(len, kps), np.int64, n)
+    raws = [bytes(r).strip() for r in map(attrgetter("keypoints"), recs)]
+    if not all(r[:1] == b"[" and r[-1:] == b"]" for r in raws):
+        return None
+    inner = [r[1:-1] for r in raws]
+    lengths = np.fromiter((x.count(b",") + 1 if x.strip() else 0 for x in inner), np.int64, n)
     m = int(lengths[0])
     if m == 0 or m % 3 or (lengths != m).any():
+        return None
+    try:
+        flat = msgspec.json.decode(b"[" + b",".join(inner) + b"]", type=list[float])
+    except msgspec.DecodeError:
+        return None
+    if len(flat) != m * n:
         return None
     try:
         image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
@@ -83,7 +101,8 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     except OverflowError:
         return None
     score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
-    kp = np.fromiter(chain.from_iterable(kps), np.float64, m * n).reshape(n, m // 3, 3)
+    kp = np.array(flat, dtype=np.float64).reshape(n, m // 3, 3)
+    del flat
     boxes = list(map(attrgetter("bbox"), recs))
     has = [b is not None for b in boxes]
     if any(has) and not all(has):

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from iou_cli.report.analyses import csv_table, to_markdown
 from iou_cli.api import evaluate
 from iou_cli.errors import UsageError
+from iou_cli.report.analyses import csv_table, to_markdown
 from tests.oracle.kptgen import random_kpt_scene
 
 
