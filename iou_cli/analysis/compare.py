@@ -454,6 +454,7 @@ def compare(
     split: str | None = None,
     image_map: str | None = None,
     voc_origin: int = 0,
+    sigmas: Sequence[float] | None = None,
 ) -> Comparison:
     """``[PRED_A, PRED_B, GROUND_TRUTH]`` (any input format, the default verb's options) or
     ``[REPORT_A, REPORT_B]`` (saved ``-o json`` reports). ``gates`` are checked for known
@@ -502,6 +503,7 @@ def compare(
         split=split,
         image_map=image_map,
         voc_origin=voc_origin,
+        sigmas=sigmas,
     )
     # the default verb's protocol options (None / False = not given), so a and b are its
     # values; COCO keeps every area range's match table for the bootstrap

@@ -31,6 +31,7 @@ from .params import (
     QuietOpt,
     ReportOpt,
     ScoreThrOpt,
+    SigmasOpt,
     SplitOpt,
     TpIouOpt,
     UnknownOpt,
@@ -102,12 +103,14 @@ def compare_cmd(
     split: SplitOpt = None,
     image_map: ImageMapOpt = None,
     voc_origin: VocOriginOpt = 0,
+    sigmas: SigmasOpt = None,
     report: ReportOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Compare B with A: deltas, paired bootstrap CIs over images, a regression gate."""
     from ..analysis import compare as cmp
+    from ..loaders.keypoints import read_sigmas
     from ..text import term
 
     out = resolve_output(output)
@@ -139,6 +142,7 @@ def compare_cmd(
         split=split,
         image_map=image_map,
         voc_origin=voc_origin,
+        sigmas=None if sigmas is None else read_sigmas(sigmas)[0],
     )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if report is not None:

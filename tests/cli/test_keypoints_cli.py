@@ -118,3 +118,34 @@ def test_sigmas_file_and_yolo_pose(tmp_path: Path, capsys: pytest.CaptureFixture
     code2, out2, err2 = run(args, capsys)  # the data.yaml's kpt_oks_sigmas: the same values
     assert code2 == 0 and json.loads(out)["summary"] == json.loads(out2)["summary"]
     assert "kpt_oks_sigmas" in err2 and "0.53" in err2
+
+
+def test_compare_on_keypoints_with_sigmas(capsys: pytest.CaptureFixture[str]) -> None:
+    yolo = KP / "yolo"
+    common = [
+        "--iou-type",
+        "keypoints",
+        "--image-size",
+        "640,480",
+        "--sigmas",
+        "0.1,0.1,0.1,0.1,0.1",
+    ]
+    code, out, err = run([str(yolo / "preds"), str(yolo / "labels"), *common, "-o", "json"], capsys)
+    assert code == 0, err
+    ap = json.loads(out)["summary"]["AP"]
+    code, out, err = run(
+        [
+            "compare",
+            str(yolo / "preds"),
+            str(yolo / "preds"),
+            str(yolo / "labels"),
+            *common,
+            "-o",
+            "json",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["metrics"]["AP"]["a"] == ap == doc["metrics"]["AP"]["b"]
+    assert doc["metrics"]["AR75"]["delta"] == 0.0
