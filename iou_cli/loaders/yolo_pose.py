@@ -51,6 +51,9 @@ class PoseRows:
                 raise InputError(yaml_path, "kpt_shape", f"expected [K, 2 or 3], got {ks!r}")
             self.shape = (ks[0], ks[1])
             self.first = f"{yaml_path}: kpt_shape"
+        kn = data.get("kpt_names")  # Ultralytics: a list, or {class: list}
+        kn = next(iter(kn.values()), None) if isinstance(kn, dict) and kn else kn
+        self.names = [str(x) for x in kn] if isinstance(kn, list) and kn else None
         sg = data.get("kpt_oks_sigmas")
         if sg is not None:
             k = self.shape[0] if self.shape else None
@@ -123,7 +126,8 @@ class PoseRows:
             )
         sig = None if self.sigmas is None else np.asarray([self.sigmas], dtype=np.float64)
         src = f"{self.yaml_path}: kpt_oks_sigmas" if sig is not None else ""
-        return Skeleton(k=k, sigmas=sig, source=src)
+        names = self.names if self.names and len(self.names) == k else None
+        return Skeleton(k=k, names=names, sigmas=sig, source=src)
 
 
 def _yaml(path: str | None) -> dict[str, Any]:

@@ -113,7 +113,8 @@ def yolo() -> None:
     with open(os.path.join(root, "data.yaml"), "w") as fh:
         fh.write(
             "# a 5-keypoint hand-drawn skeleton (head, hands, feet)\n"
-            "names: [robot]\nkpt_shape: [5, 3]\nkpt_oks_sigmas: [0.05, 0.08, 0.08, 0.1, 0.1]\n"
+            "names: [robot]\nkpt_names: {0: [head, left_hand, right_hand, left_foot, right_foot]}\n"
+            "kpt_shape: [5, 3]\nkpt_oks_sigmas: [0.05, 0.08, 0.08, 0.1, 0.1]\n"
         )
     for i, img in enumerate(people(rng, k, 12)):
         lines, plines = [], []

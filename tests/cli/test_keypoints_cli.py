@@ -149,3 +149,39 @@ def test_compare_on_keypoints_with_sigmas(capsys: pytest.CaptureFixture[str]) ->
     doc = json.loads(out)
     assert doc["metrics"]["AP"]["a"] == ap == doc["metrics"]["AP"]["b"]
     assert doc["metrics"]["AR75"]["delta"] == 0.0
+
+
+def test_ultralytics_pose_predictions_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ultralytics' pose predictions.json (image_id = file stem, file_name, bbox, keypoints
+    # [x, y, conf] * K in pixels, score) against YOLO-pose labels: the same numbers as the
+    # same predictions written as YOLO-pose txt
+    yolo = KP / "yolo"
+    rows = []
+    for f in sorted((yolo / "preds").glob("*.txt")):
+        for line in f.read_text().splitlines():
+            v = [float(x) for x in line.split()]
+            c, cx, cy, w, h, kp, s = v[0], v[1], v[2], v[3], v[4], v[5:-1], v[-1]
+            px = [
+                x * (640.0 if i % 3 == 0 else 480.0) if i % 3 < 2 else x for i, x in enumerate(kp)
+            ]
+            rows.append(
+                {
+                    "image_id": f.stem,
+                    "file_name": f.stem + ".jpg",
+                    "category_id": int(c),
+                    "bbox": [(cx - w / 2) * 640, (cy - h / 2) * 480, w * 640, h * 480],
+                    "keypoints": px,
+                    "score": s,
+                }
+            )
+    pj = tmp_path / "predictions.json"
+    pj.write_text(json.dumps(rows))
+    common = ["--iou-type", "keypoints", "--image-size", "640,480", "-o", "json"]
+    code, out, err = run([str(pj), str(yolo / "labels"), *common], capsys)
+    assert code == 0, err
+    code2, out2, err2 = run([str(yolo / "preds"), str(yolo / "labels"), *common], capsys)
+    assert code2 == 0, err2
+    a, b = json.loads(out)["summary"], json.loads(out2)["summary"]
+    assert [a[k] for k in KEYS[:3]] == [b[k] for k in KEYS[:3]]
