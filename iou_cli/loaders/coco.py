@@ -68,6 +68,8 @@ def _check_record(
             hint = (
                 " (this record has a 'segmentation': evaluate masks with --iou-type segm)"
                 if "segmentation" in rec
+                else " (this record has 'keypoints': evaluate poses with --iou-type keypoints)"
+                if "keypoints" in rec
                 else ""
             )
             raise InputError(path, where, f"missing key 'bbox'{hint}")

@@ -149,7 +149,9 @@ def load_yolo(
     found_names: dict[str, int] = {}  # class names in column 1 without a names list
     polys: list[list[float]] = []  # --iou-type segm: normalised polygon of each row
     kpts: list[list[float]] = []  # --iou-type keypoints: [x, y, v] * K of each row
-    pose = PoseRows(names_path, pred=pred) if iou_type == "keypoints" else None
+    # pose rows (a data.yaml with kpt_shape): their keypoints are read, or skipped for boxes
+    pose = PoseRows(names_path, pred=pred, boxes_only=iou_type != "keypoints")
+    pose = pose if iou_type == "keypoints" or pose.shape is not None else None
     centre_outside = 0
     total = len(files)
     for fi, rel in enumerate(files):
@@ -276,7 +278,7 @@ def load_yolo(
         origin=np.arange(n, dtype=np.int64),
         normalized=True,
         masks=[[p] for p in polys] if iou_type == "segm" else None,
-        **(pose_columns(kpts, pose, w, h, pred) if pose is not None else {}),
+        **(pose_columns(kpts, pose, w, h, pred) if iou_type == "keypoints" and pose else {}),
     )
     rel_paths = [
         os.path.relpath(os.path.join(base, r), path) if os.path.isdir(path) else r for r in files
@@ -305,7 +307,7 @@ def load_yolo(
         },
         locator=locator,
         read_paths=read_paths,
-        skeleton=pose.skeleton() if pose is not None else None,
+        skeleton=pose.skeleton() if iou_type == "keypoints" and pose else None,
     )
     if pose is not None:
         side.notes["info"].extend(pose.info)

@@ -26,19 +26,24 @@ AREA_FROM_BOX = 0.53
 class PoseRows:
     """Splits YOLO-pose rows into the box row the YOLO loader reads and the keypoints."""
 
-    def __init__(self, yaml_path: str | None, *, pred: bool) -> None:
+    def __init__(self, yaml_path: str | None, *, pred: bool, boxes_only: bool = False) -> None:
         self.pred = pred
         self.yaml_path = yaml_path
         self.shape: tuple[int, int] | None = None
         self.sigmas: list[float] | None = None
         self.first: str = ""  # "file:line" of the row that fixed the shape
         self.info: list[str] = []
-        if not pred:
+        data = _yaml(yaml_path)
+        if boxes_only and "kpt_shape" in data and not pred:
+            self.info.append(
+                f"{yaml_path}: kpt_shape: YOLO-pose rows, their boxes evaluated "
+                "(--iou-type keypoints evaluates the poses)"
+            )
+        elif not pred and not boxes_only:
             self.info.append(
                 "YOLO-pose ground truth has no object area: OKS uses 0.53 x the box area "
                 "(Ultralytics' approximation)"
             )
-        data = _yaml(yaml_path)
         ks = data.get("kpt_shape")
         if ks is not None:
             if (

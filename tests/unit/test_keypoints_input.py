@@ -235,3 +235,25 @@ def test_yolo_pose_bad_rows(
         )
     msg = e.value.message()
     assert where in msg and what in msg, msg
+
+
+def test_pose_rows_under_bbox_are_their_boxes(tmp_path: Path) -> None:
+    # YOLO-pose labels (data.yaml with kpt_shape) evaluated as boxes: the keypoint columns
+    # are skipped, never read as a YOLO-seg polygon; same AP as the rows cut to their boxes
+    src = Path(__file__).resolve().parents[2] / "sample_data" / "keypoints" / "yolo"
+    for sub, keep in (("labels", 5), ("preds", None)):
+        (tmp_path / sub).mkdir()
+        for f in (src / sub).glob("*.txt"):
+            rows = [ln.split() for ln in f.read_text().splitlines() if ln.strip()]
+            cut = [r[:5] if keep else r[:5] + r[-1:] for r in rows]
+            (tmp_path / sub / f.name).write_text("".join(" ".join(r) + "\n" for r in cut))
+    (tmp_path / "names.txt").write_text("robot\n")
+    pose = evaluate(str(src / "preds"), str(src / "labels"), image_size=(W, H))
+    boxes = evaluate(
+        str(tmp_path / "preds"),
+        str(tmp_path / "labels"),
+        image_size=(W, H),
+        names=str(tmp_path / "names.txt"),
+    )
+    assert pose.summary["AP"] == boxes.summary["AP"] and pose.summary["tp"] == boxes.summary["tp"]
+    assert any("kpt_shape: YOLO-pose rows, their boxes evaluated" in s for s in pose.info)
