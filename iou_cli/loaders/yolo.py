@@ -150,8 +150,8 @@ def load_yolo(
     polys: list[list[float]] = []  # --iou-type segm: normalised polygon of each row
     kpts: list[list[float]] = []  # --iou-type keypoints: [x, y, v] * K of each row
     # pose rows (a data.yaml with kpt_shape): their keypoints are read, or skipped for boxes
-    rows = PoseRows(names_path, pred=pred, boxes_only=iou_type != "keypoints")
-    pose = rows if iou_type == "keypoints" or rows.shape is not None else None
+    pose_rows = PoseRows(names_path, pred=pred, boxes_only=iou_type != "keypoints")
+    pose = pose_rows if iou_type == "keypoints" or pose_rows.shape is not None else None
     centre_outside = 0
     total = len(files)
     for fi, rel in enumerate(files):
