@@ -170,3 +170,26 @@ def test_custom_skeletons_match_xtcocotools() -> None:
         for ours, row in zip(per_class, ref["per_class"], strict=True):
             worst = max(worst, _worst(ours, [None if v == -1 else v for v in row]))
     assert worst <= 1e-12, worst
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hotcoco_keypoints_agree(tmp_path: Path, seed: int) -> None:
+    # hotcoco (test extra) evaluates keypoints too: its 10 stats equal ours (and so
+    # pycocotools'), on the same random scenes
+    hotcoco = pytest.importorskip("hotcoco", reason="hotcoco (test extra) missing")
+    import contextlib
+    import io
+
+    gt, dets = random_kpt_scene(100 + seed)
+    g, d = tmp_path / "gt.json", tmp_path / "dt.json"
+    g.write_text(json.dumps(gt))
+    d.write_text(json.dumps(dets))
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco_gt = hotcoco.COCO(str(g))
+        ev = hotcoco.COCOeval(coco_gt, coco_gt.load_res(str(d)), "keypoints")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    ref = [None if s == -1 else float(s) for s in list(ev.stats)[:10]]
+    ours = _ours(evaluate(str(d), str(g), iou_type="keypoints"))[0]
+    assert _worst(ours, ref) <= 1e-12
