@@ -85,14 +85,18 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     if not all(r[:1] == b"[" and r[-1:] == b"]" for r in raws):
         return None
     inner = [r[1:-1] for r in raws]
+    del raws
     lengths = np.fromiter((x.count(b",") + 1 if x.strip() else 0 for x in inner), np.int64, n)
     m = int(lengths[0])
     if m == 0 or m % 3 or (lengths != m).any():
         return None
+    joined = b"[" + b",".join(inner) + b"]"
+    del inner
     try:
-        flat = msgspec.json.decode(b"[" + b",".join(inner) + b"]", type=list[float])
+        flat = msgspec.json.decode(joined, type=list[float])
     except msgspec.DecodeError:
         return None
+    del joined
     if len(flat) != m * n:
         return None
     try:
@@ -101,7 +105,7 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     except OverflowError:
         return None
     score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
-    kp = np.array(flat, dtype=np.float64).reshape(n, m // 3, 3)
+    kp = np.fromiter(flat, np.float64, m * n).reshape(n, m // 3, 3)
     del flat
     boxes = list(map(attrgetter("bbox"), recs))
     has = [b is not None for b in boxes]
