@@ -193,3 +193,34 @@ def test_hotcoco_keypoints_agree(tmp_path: Path, seed: int) -> None:
     ref = [None if s == -1 else float(s) for s in list(ev.stats)[:10]]
     ours = _ours(evaluate(str(d), str(g), iou_type="keypoints"))[0]
     assert _worst(ours, ref) <= 1e-12
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_per_category_sigmas_equal_pycocotools_class_by_class(seed: int) -> None:
+    # categories with their own 'sigmas': each class's AP equals pycocotools run on that
+    # class alone (params.catIds) with that class's sigmas
+    import contextlib
+    import copy
+    import io
+
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    rng = np.random.default_rng(seed)
+    gt, dets = random_kpt_scene(200 + seed, k=6, n_cats=3)
+    for c in gt["categories"]:
+        c["sigmas"] = [float(x) for x in np.round(rng.uniform(0.02, 0.15, 6), 4)]
+    r = evaluate(dets, gt, iou_type="keypoints")
+    assert "categories' 'sigmas'" in r.params["oks_sigmas"]
+    for row, cat in zip(r.per_class, gt["categories"], strict=True):
+        with contextlib.redirect_stdout(io.StringIO()):
+            g = COCO()
+            g.dataset = copy.deepcopy(gt)
+            g.createIndex()
+            ev = COCOeval(g, g.loadRes(copy.deepcopy(dets)), "keypoints")
+            ev.params.kpt_oks_sigmas = np.array(cat["sigmas"])
+            ev.params.catIds = [cat["id"]]
+            ev.evaluate()
+            ev.accumulate()
+            ev.summarize()
+        assert _worst([row[k] for k in KEYS], stats_of(ev)) <= 1e-12
