@@ -340,6 +340,10 @@ def prepare_keypoints(
     from ..data import Skeleton
 
     k = keypoint_count(ds)
+    for role in ("gt", "pred"):  # an empty side takes the other's K (no rows, no K of its own)
+        b = getattr(ds, role)
+        if len(b) == 0 and b.keypoints is not None and b.keypoints.shape[1] != k:
+            ds = replace(ds, **{role: replace(b, keypoints=np.zeros((0, k, 3)))})
     sk = ds.skeleton or Skeleton(k=k)
     labels = [ds.categories.label(c) for c in range(len(ds.categories))]
     file_sigmas = sk.sigmas

@@ -129,6 +129,8 @@ def skeleton_from_categories(cats: list[Any], path: str, k: int) -> Skeleton:
     names: list[str] | None = None
     edges: list[tuple[int, int]] = []
     rows: list[FloatArray | None] = []
+    if not k:  # no annotations: the categories' keypoint names say K
+        k = next((len(c["keypoints"]) for c in cats if _names(c)), 0)
     for c, cat in enumerate(cats):
         where = f"categories[{c}]"
         kn = cat.get("keypoints") if isinstance(cat, dict) else None
@@ -163,6 +165,12 @@ def skeleton_from_categories(cats: list[Any], path: str, k: int) -> Skeleton:
         sigmas = np.stack([np.full(k, np.nan) if r is None else r for r in rows])
         source = f"{path}: categories' '{SIGMA_KEY}'"
     return Skeleton(k=k, names=names, edges=edges, sigmas=sigmas, source=source)
+
+
+def _names(cat: Any) -> bool:
+    return (
+        isinstance(cat, dict) and isinstance(cat.get("keypoints"), list) and bool(cat["keypoints"])
+    )
 
 
 def parse_sigmas(value: object, k: int | None, path: str | None, where: str | None) -> FloatArray:

@@ -257,3 +257,17 @@ def test_pose_rows_under_bbox_are_their_boxes(tmp_path: Path) -> None:
     )
     assert pose.summary["AP"] == boxes.summary["AP"] and pose.summary["tp"] == boxes.summary["tp"]
     assert any("kpt_shape: YOLO-pose rows, their boxes evaluated" in s for s in pose.info)
+
+
+def test_empty_sides_are_normal_shapes() -> None:
+    # no ground-truth annotations (K from the categories' names) or no predictions: AP 0 or
+    # undefined, never a crash, analyses included
+    root = Path(__file__).resolve().parents[2] / "sample_data" / "keypoints" / "coco"
+    gt = json.loads((root / "gt.json").read_text())
+    dets = json.loads((root / "preds.json").read_text())
+    empty_gt = dict(gt, annotations=[])
+    r = evaluate(dets, empty_gt, iou_type="keypoints", per_keypoint=True, tide=True, matches=True)
+    assert r.summary["AP"] is None and r.summary["fp"] > 0
+    assert r.extra["per_keypoint"]["n_pairs"] == 0
+    r2 = evaluate([], gt, iou_type="keypoints", per_keypoint=True, confusion=True)
+    assert r2.summary["AP"] == 0.0 and r2.summary["fn"] == 51
