@@ -190,8 +190,11 @@ class CocoEvaluation(Evaluation):
         return rows
 
     def matches(self) -> Matches:
-        """The ``--matches`` rows at the operating point."""
-        return matches_rows(self.dataset, self.table, self.op_t, score_thr=self.score_thr)
+        """The ``--matches`` rows at the operating point (keypoints: ``oks`` = ``iou``)."""
+        m = matches_rows(self.dataset, self.table, self.op_t, score_thr=self.score_thr)
+        if self.params.iou_type == "keypoints":
+            m.columns["oks"] = m.columns["iou"]
+        return m
 
     def result(self) -> Result:
         p = self.params

@@ -185,3 +185,13 @@ def test_ultralytics_pose_predictions_json(
     assert code2 == 0, err2
     a, b = json.loads(out)["summary"], json.loads(out2)["summary"]
     assert [a[k] for k in KEYS[:3]] == [b[k] for k in KEYS[:3]]
+
+
+def test_matches_rows_carry_oks(capsys: pytest.CaptureFixture[str]) -> None:
+    preds, gt = KP / "coco" / "preds.json", KP / "coco" / "gt.json"
+    code, out, err = run([str(preds), str(gt), "--iou-type", "keypoints", "--matches", "-"], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].endswith(",iou,outcome,error,best_gt_id,best_gt_class,best_gt_iou,oks")
+    tp = [ln.split(",") for ln in lines[1:] if ",TP," in ln]
+    assert tp and all(r[5] == r[-1] and 0.5 <= float(r[-1]) <= 1 for r in tp)
