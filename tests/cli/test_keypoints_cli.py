@@ -195,3 +195,18 @@ def test_matches_rows_carry_oks(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[0].endswith(",iou,outcome,error,best_gt_id,best_gt_class,best_gt_iou,oks")
     tp = [ln.split(",") for ln in lines[1:] if ",TP," in ln]
     assert tp and all(r[5] == r[-1] and 0.5 <= float(r[-1]) <= 1 for r in tp)
+
+
+def test_html_report_has_the_keypoint_section_escaped() -> None:
+    from iou_cli.api import evaluate
+    from iou_cli.report.html import evaluation_report
+
+    gt = json.loads((KP / "coco" / "gt.json").read_text())
+    gt["categories"][0]["keypoints"][0] = "<b>nose</b>"
+    dets = json.loads((KP / "coco" / "preds.json").read_text())
+    r = evaluate(dets, gt, iou_type="keypoints", per_keypoint=True)
+    page = evaluation_report(r, None, figures=False)
+    assert "Keypoint evaluation report" in page and "Per keypoint:" in page
+    assert "&lt;b&gt;nose&lt;/b&gt;" in page and "<b>nose</b>" not in page
+    plain = evaluation_report(evaluate(dets, gt, iou_type="keypoints"), None, figures=False)
+    assert "Per keypoint:" not in plain
