@@ -58,7 +58,9 @@ class Boxes:
     ``xyxy`` are corners in the source's units; ``box_area`` is the area the IoU kernel uses
     (``w * h`` as the source gives them, for bit-exact agreement with pycocotools); ``area``
     is the annotation's area used for COCO area ranges (NaN when unknown).
-    ``normalized`` marks YOLO coordinates in [0, 1] units.
+    ``normalized`` marks YOLO coordinates in [0, 1] units. ``obb`` holds rotated boxes as
+    ``(N, 8)`` corners ``x0 y0 ... x3 y3`` (``geometry.obb``'s convention; ``xyxy`` is then
+    their axis-aligned hull), None for axis-aligned boxes.
     """
 
     xyxy: FloatArray
@@ -81,6 +83,7 @@ class Boxes:
     # the source's own x, y, w, h (keypoints: pycocotools' enlarged-box rule uses them;
     # x2 - x1 of ``xyxy`` may differ from w in the last bit)
     xywh: FloatArray | None = None
+    obb: FloatArray | None = None
 
     def __len__(self) -> int:
         return int(self.image.shape[0])
@@ -105,6 +108,7 @@ class Boxes:
         keypoints: FloatArray | None = None,
         num_keypoints: IntArray | None = None,
         xywh: FloatArray | None = None,
+        obb: npt.ArrayLike | None = None,
     ) -> Boxes:
         xy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
         n = xy.shape[0]
@@ -137,6 +141,7 @@ class Boxes:
             keypoints=keypoints,
             num_keypoints=num_keypoints,
             xywh=xywh,
+            obb=None if obb is None else np.asarray(obb, dtype=np.float64).reshape(n, 8),
         )
 
     def take(self, index: npt.ArrayLike) -> Boxes:
@@ -163,6 +168,7 @@ class Boxes:
             keypoints=None if self.keypoints is None else self.keypoints[idx],
             num_keypoints=None if self.num_keypoints is None else self.num_keypoints[idx],
             xywh=None if self.xywh is None else self.xywh[idx],
+            obb=None if self.obb is None else self.obb[idx],
         )
 
 

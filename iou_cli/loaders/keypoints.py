@@ -123,6 +123,30 @@ def _locate(recs: list[Any], path: str, prefix: str, *, gt: bool) -> None:
                 )
 
 
+def keypoint_record_columns(recs: list[Any], path: str, prefix: str, *, gt: bool) -> dict[str, Any]:
+    """``kpts`` and ``num_kpts`` of COCO records, and for results without a ``bbox`` the box
+    their keypoints span (pycocotools' ``loadRes``: its ``w * h`` is then their area)."""
+    from ..geometry.oks import extent
+
+    kpts, num = keypoint_columns(recs, path, prefix, gt=gt)
+    out: dict[str, Any] = {"kpts": kpts, "num_kpts": num}
+    if not gt and not (recs and isinstance(recs[0], dict) and "bbox" in recs[0]):
+        out["bbox"] = extent(kpts)[0]
+    return out
+
+
+def fast_keypoint_columns(cols: dict[str, Any]) -> dict[str, Any]:
+    """The keypoint part of :func:`fastcoco.read_results`' columns (``field="keypoints"``)."""
+    if "keypoints" not in cols:
+        return {}
+    from ..geometry.oks import extent
+
+    out: dict[str, Any] = {"kpts": cols["keypoints"]}
+    if np.isnan(cols["bbox"]).all():  # no bbox on the rows: the keypoints' extent
+        out["bbox"] = extent(cols["keypoints"])[0]
+    return out
+
+
 def skeleton_from_categories(cats: list[Any], path: str, k: int) -> Skeleton:
     """The skeleton of a COCO keypoint file's categories (in the order given, which is the
     side's category table order), checked against the annotations' K."""

@@ -30,7 +30,8 @@ from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
 from .files import is_readable_member, read_text
 from .layout import Listing, find_names, read_names, split_lines
-from .yolo_pose import PoseRows, pose_columns, scale_keypoints
+from .yolo_pixels import to_pixels
+from .yolo_pose import PoseRows, pose_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..options import LoadOptions
@@ -431,16 +432,6 @@ def _rectangle(box: list[float]) -> list[float]:
     return [x1, y1, x2, y1, x2, y2, x1, y2]
 
 
-def _scale_masks(masks: list[Any] | None, wi: np.ndarray, hi: np.ndarray) -> list[Any] | None:
-    """Normalised YOLO-seg polygons in pixels (x by the image width, y by its height)."""
-    if masks is None:
-        return None
-    out = []
-    for m, w, h in zip(masks, wi.tolist(), hi.tolist(), strict=True):
-        out.append([[v * (w if i % 2 == 0 else h) for i, v in enumerate(p)] for p in m])
-    return out
-
-
 def _centre_outside(box: list[float], file: str, ln: int) -> bool:
     """A predicted box whose centre lies outside the image: legal (a warning, as for COCO
     boxes outside their image); its width and height must still be sizes."""
@@ -488,42 +479,42 @@ def _is_float(s: str) -> bool:
     return True
 
 
-def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
-    """Scale a normalised side to pixels with per-image ``width``/``height`` (aligned with
-    ``side.images``). Corners are ``(cx -/+ w/2) * W``; the IoU area is the pixel ``w * h``.
-    Images without boxes may have unknown (NaN) sizes."""
-    from dataclasses import replace
-
-    b = side.boxes
-    if not b.normalized:
-        return side
-    wi = width[b.image]
-    hi = height[b.image]
-    scale = np.stack([wi, hi, wi, hi], axis=1)
-    with np.errstate(over="ignore", invalid="ignore"):  # join.check_geometry locates it
-        xyxy = b.xyxy * scale
-        area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
-    cols: dict[str, Any] = {
-        "xyxy": xyxy,
-        "box_area": area,
-        # a mask's area is the mask's (computed from it), not its box's
-        "area": area.copy() if b.masks is None else np.full(len(area), np.nan),
-        "masks": _scale_masks(b.masks, wi, hi),
-        "normalized": False,
-    }
-    boxes = replace(b, **{**cols, **scale_keypoints(b, xyxy, wi, hi)})
-    images = replace(
-        side.images,
-        width=np.asarray(width, dtype=np.float64),
-        height=np.asarray(height, dtype=np.float64),
-    )
-    return replace(side, boxes=boxes, images=images)
-
-
 def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
     """The registry's reader: a YOLO folder, file, data.yaml or obj.data. ``--images``: image
     sizes from their headers, and (ground truth) images without a label file are images
     without objects; YOLO-seg masks need pixel sizes (the layout's own images)."""
+    listing, sizes = yolo_inputs(path, role=role, opts=opts)
+    side = load_yolo(
+        path,
+        role=role,
+        fmt=fmt,
+        names_file=opts.names_for(role),
+        sizes=sizes,
+        image_size=opts.image_size,
+        progress=opts.progress,
+        detect_order=detected and role == "pred",
+        listing=listing,
+        iou_type=opts.iou_type,
+    )
+    if opts.iou_type in ("segm", "keypoints") and side.boxes.normalized:
+        side = _seg_sizes(side, listing)
+    return with_listing(side, listing)
+
+
+def with_listing(side: Side, listing: Listing | None) -> Side:
+    """The layout's info lines and image paths on the side."""
+    if listing is not None:
+        side.notes.setdefault("info", []).extend(listing.info)
+        if listing.image_paths:
+            side.notes["image_paths"] = listing.image_paths
+    return side
+
+
+def yolo_inputs(
+    path: str, *, role: str, opts: LoadOptions
+) -> tuple[Listing | None, dict[str, tuple[float, float]] | None]:
+    """A YOLO layout's label listing and, with ``--images``, the images' sizes (ground
+    truth: images without a label file become images without objects)."""
     from .layout import yolo_listing
 
     listing = yolo_listing(path, opts.split)
@@ -551,25 +542,7 @@ def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bo
             else {os.path.splitext(os.path.basename(f))[0] for f in listing.files}
         )
         sizes = {k: (float(w), float(h)) for k, (w, h) in scan_sizes(opts.images, wanted).items()}
-    side = load_yolo(
-        path,
-        role=role,
-        fmt=fmt,
-        names_file=opts.names_for(role),
-        sizes=sizes,
-        image_size=opts.image_size,
-        progress=opts.progress,
-        detect_order=detected and role == "pred",
-        listing=listing,
-        iou_type=opts.iou_type,
-    )
-    if opts.iou_type in ("segm", "keypoints") and side.boxes.normalized:
-        side = _seg_sizes(side, listing)
-    if listing is not None:
-        side.notes.setdefault("info", []).extend(listing.info)
-        if listing.image_paths:
-            side.notes["image_paths"] = listing.image_paths
-    return side
+    return listing, sizes
 
 
 def _seg_sizes(side: Side, listing: Any) -> Side:
