@@ -530,11 +530,13 @@ def _load_dataset(
     )
     images = Images(keys, stems, widths, heights)
     categories = Categories(cat_ids, names)
-    notes = {"stems": stem_note} if stem_note else {}
+    notes: dict[str, Any] = {"stems": stem_note} if stem_note else {}
     skeleton = None
     if iou_type == "keypoints":
         k = int(cols["kpts"].shape[1]) if n else 0
         skeleton = skeleton_from_categories([cats_l[j] for j in corder], path, k)
+        if role == "gt" and (miss := sum(v is None for v in vals)):  # OKS scales by the area
+            notes["info"] = [f"{path}: {miss} annotations without 'area': OKS uses the box's w*h"]
     return Side(
         path,
         "coco",

@@ -271,3 +271,15 @@ def test_empty_sides_are_normal_shapes() -> None:
     assert r.extra["per_keypoint"]["n_pairs"] == 0
     r2 = evaluate([], gt, iou_type="keypoints", per_keypoint=True, confusion=True)
     assert r2.summary["AP"] == 0.0 and r2.summary["fn"] == 51
+
+
+def test_missing_area_is_said() -> None:
+    # OKS scales by the ground truth's area: one taken from the box is said on stderr
+    root = Path(__file__).resolve().parents[2] / "sample_data" / "keypoints" / "coco"
+    gt = json.loads((root / "gt.json").read_text())
+    dets = json.loads((root / "preds.json").read_text())
+    for a in gt["annotations"][:2]:
+        a["area"] = None if a is gt["annotations"][0] else a.pop("area") and None
+    gt["annotations"][1].pop("area", None)
+    r = evaluate(dets, gt, iou_type="keypoints")
+    assert any("2 annotations without 'area': OKS uses the box's w*h" in s for s in r.info)
