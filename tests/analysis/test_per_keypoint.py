@@ -73,7 +73,11 @@ def test_parts_of_the_oks_lost_add_up(seed: int) -> None:
     gt, dets = random_kpt_scene(seed)
     r = evaluate(dets, gt, iou_type="keypoints", per_keypoint=True, score_thr=0.0)
     sec = r.extra["per_keypoint"]
-    g, oks, ign = r.table.dense(r.evaluation.op_t)
+    from iou_cli.protocols.coco import CocoEvaluation
+
+    ev = r.evaluation
+    assert isinstance(ev, CocoEvaluation)
+    g, oks, ign = r.table.dense(ev.op_t)
     tp = (g >= 0) & ~ign
     assert sec["n_pairs"] == int(tp.sum()) > 0
     lost = sum(row["oks_lost"] for row in sec["keypoints"])

@@ -18,7 +18,7 @@ def random_kpt_scene(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     rng = np.random.default_rng(seed)
     n_img = int(rng.integers(3, 9))
-    images = [
+    images: list[dict[str, Any]] = [
         {"id": i + 1, "file_name": f"im{i + 1}.jpg", "width": 640, "height": 480}
         for i in range(n_img)
     ]
