@@ -33,9 +33,16 @@ Source = Union[str, "os.PathLike[str]", list[Any], dict[str, Any]]
 
 
 def _source(value: Any, what: str) -> Any:
-    """A path as ``str`` (``os.PathLike`` accepted), or a COCO object (list / dict) as is."""
+    """A path as ``str`` (``os.PathLike`` accepted), or a COCO object (list / dict; records
+    may be any mapping, numbers NumPy scalars: made plain, as JSON would give them)."""
+    from collections.abc import Mapping
+
     if isinstance(value, (list, dict)):
-        return value
+        return value  # made plain only if the loader refuses it (_plain_retry)
+    if isinstance(value, (tuple, Mapping)):
+        from .loaders.plain import plain
+
+        return plain(value)
     if isinstance(value, (str, os.PathLike)):
         path = os.fspath(value)
         if isinstance(path, bytes):
@@ -56,15 +63,47 @@ def load(
 ) -> Side:
     """Read one side (``role`` "pred" or "gt") into columns."""
     from .loaders import load_side
+    from .loaders.files import reading
 
-    return load_side(_source(path, "path"), role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type))
+    with reading() as rs:  # one read-set (and pipe cache) for this load
+        side = load_side(
+            _source(path, "path"), role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type)
+        )
+        side.read_paths = _union(side.read_paths, rs.paths())
+    return side
+
+
+def _plain(obj: Any) -> Any:
+    """An in-memory COCO object with only JSON types (``obj`` itself when it has them)."""
+    if not isinstance(obj, (list, dict)):
+        return obj
+    from .loaders.plain import is_plain, plain
+
+    return obj if is_plain(obj) else plain(obj)
+
+
+def _union(a: Sequence[str], b: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys([*a, *b]))
 
 
 def load_pair(pred: Source, gt: Source, opts: LoadOptions) -> Dataset:
     """Read and join both sides (paths or in-memory COCO objects); masks prepared for segm."""
+    from .loaders.files import reading
     from .loaders.join import load_dataset
 
-    ds = load_dataset(_source(pred, "predictions"), _source(gt, "ground_truth"), opts)
+    # one read-set for the run: every file the loaders read or found (outputs never go
+    # over them), and the bytes of pipes, kept for this evaluation only
+    with reading() as rs:
+        p, g = _source(pred, "predictions"), _source(gt, "ground_truth")
+        try:
+            ds = load_dataset(p, g, opts)
+        except InputError:
+            # NumPy scalars, OrderedDict records...: the same objects made plain, once
+            p2, g2 = _plain(p), _plain(g)
+            if p2 is p and g2 is g:
+                raise
+            ds = load_dataset(p2, g2, opts)
+        ds.read_paths = _union(ds.read_paths, rs.paths())
     if opts.iou_type == "segm":
         from .geometry.masks import prepare_masks
 
@@ -123,8 +162,11 @@ def evaluate(
     voc_origin: int = 0,
     sigmas: Sequence[float] | None = None,
     per_keypoint: bool = False,
+    pred_ids: str = "auto",
     all_point: bool | None = None,
     angle_unit: str = "rad",
+    jobs: int = 1,
+    _partial: Callable[[Dataset, str, dict[str, Any]], Any] | None = None,
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth``.
 
@@ -152,7 +194,24 @@ def evaluate(
     ``angle_unit``) are scored by exact polygon IoU; ``protocol="dota"`` is the DOTA devkit's
     task 1 (VOC2007 11-point AP, ``all_point`` for the area under the curve). DOTA files are
     rotated boxes whatever ``iou_type`` says.
+
+    ``jobs``: worker processes matching the images (0: every core); the result is the one
+    process's bit for bit (analyses and ``matches`` need the whole match table: one process).
     """
+    from .limits import as_count, as_image_size, as_keys, as_list, as_number
+
+    # API values as the CLI's: NumPy scalars accepted, strings and 1.5 detections refused
+    iou_thr = as_number(iou_thr, "iou_thr")
+    score_thr = None if score_thr is None else as_number(score_thr, "score_thr")
+    if max_dets is not None:
+        max_dets = [as_count(m, "max_dets") for m in as_list(max_dets, "max_dets")]
+    if iou_thrs is not None:
+        iou_thrs = [as_number(t, "iou_thrs") for t in as_list(iou_thrs, "iou_thrs")]
+    image_size = None if image_size is None else as_image_size(image_size)
+    image_ids = None if image_ids is None else as_keys(image_ids, "image_ids")
+    classes = None if classes is None else as_keys(classes, "classes")
+    tide_pos_thr = as_number(tide_pos_thr, "tide_pos_thr")
+    tide_bg_thr = as_number(tide_bg_thr, "tide_bg_thr")
     if protocol == "dota" and iou_type == "bbox":
         iou_type = "obb"  # the DOTA protocol scores rotated boxes only
     options = {
@@ -180,6 +239,9 @@ def evaluate(
     from .protocols import get_protocol, resolve_options
 
     resolve_options(get_protocol(protocol), options)  # option errors before any reading
+    from .state.jobs import resolve_jobs
+
+    jobs = resolve_jobs(jobs)
     from .analysis.run import AnalysisOptions
     from .analysis.run import check as check_analyses
 
@@ -211,7 +273,9 @@ def evaluate(
         voc_origin=voc_origin,
         progress=progress,
         sigmas=sigmas,
+        pred_ids=pred_ids,
         angle_unit=angle_unit,
+        jobs=jobs,
     )
     ds = load_pair(predictions, ground_truth, opts)
     iou_type = geometry_of(ds, iou_type)
@@ -220,7 +284,17 @@ def evaluate(
         from .analysis import subset
 
         ds = subset.apply(ds, classes=classes, image_ids=image_ids, agnostic=class_agnostic)
-    result = evaluate_dataset(ds, protocol=protocol, **options)
+    if _partial is not None:  # partial(): the match records, not a Result
+        return _partial(ds, protocol, options)
+    if jobs != 1 and (analyses.any or matches or keep_tables):
+        jobs = 1
+        ds.info.append("--jobs: analyses and --matches read the whole match table: one process")
+    from .state.build import FORMAT_PROTOCOLS
+
+    if jobs != 1 and protocol not in FORMAT_PROTOCOLS:
+        jobs = 1
+        ds.info.append(f"--jobs: --protocol {protocol} has no mergeable state yet: one process")
+    result = evaluate_dataset(ds, protocol=protocol, jobs=jobs, **options)
     result.info.insert(0, read_line(ds, iou_type))
     if analyses.any or result.matches is not None:
         from .analysis.run import analyze
@@ -247,12 +321,17 @@ def load_options(
     progress: Callable[[str, int, int], None] | None = None,
     sigmas: Sequence[float] | None = None,
     sigmas_source: str = "--sigmas",
+    pred_ids: str = "auto",
     angle_unit: str = "rad",
+    jobs: int = 1,
 ) -> LoadOptions:
     """The loaders' options of a run (every verb that reads a prediction/ground-truth pair
     builds them here), ``--voc-origin`` checked."""
     if voc_origin not in (0, 1):
         raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
+    from .loaders.class_ids import check_mode
+
+    check_mode(pred_ids)
     if angle_unit not in ("rad", "deg"):
         raise UsageError(f"--angle-unit: expected rad or deg, got {angle_unit!r}")
     return LoadOptions(
@@ -272,7 +351,9 @@ def load_options(
         protocol=protocol,
         sigmas=None if sigmas is None else tuple(float(x) for x in sigmas),
         sigmas_source=sigmas_source,
+        pred_ids=pred_ids,
         angle_unit=angle_unit,
+        jobs=jobs,
     )
 
 
@@ -305,15 +386,45 @@ def read_line(ds: Dataset, iou_type: str = "bbox") -> str:
     )
 
 
-def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> Result:
+def partial(
+    predictions: Source,
+    ground_truth: Source,
+    *,
+    shard: tuple[int, int] | None = None,
+    **options: Any,
+) -> Any:
+    """The mergeable state (:class:`~iou_cli.state.partial.PartialState`) of the images of
+    ``shard`` ``(k, n)`` (1 <= k <= n: every ``n``-th image from the ``k``-th, in the ground
+    truth's order; default all); ``options`` as :func:`evaluate`'s (``jobs`` too)."""
+    from .state.jobs import shard_state
+
+    jobs = int(options.pop("jobs", 1))
+
+    def part(ds: Dataset, protocol: str, opts: dict[str, Any]) -> Any:
+        state = shard_state(ds, protocol, opts, shard, jobs)
+        state.header["warnings"] = input_warnings(ds, opts.get("max_dets"))
+        return state
+
+    return evaluate(predictions, ground_truth, _partial=part, **options)
+
+
+def evaluate_dataset(
+    ds: Dataset, *, protocol: str = "coco", jobs: int = 1, **options: Any
+) -> Result:
     """Evaluate an already joined :class:`Dataset` with the registered ``protocol``
-    (options as :func:`evaluate`'s protocol options) and add the input warnings."""
+    (options as :func:`evaluate`'s protocol options; ``jobs`` worker processes) and add the
+    input warnings."""
     from .protocols import get_protocol, resolve_options
 
     p = get_protocol(protocol)
     opts = resolve_options(p, options)
     try:
-        result = p.run(ds, opts).result()
+        if jobs != 1:
+            from .state.jobs import parallel_result
+
+            result = parallel_result(ds, protocol, options, jobs)
+        else:
+            result = p.run(ds, opts).result()
     except MemoryError:  # never "out of memory" alone: say what asked for it
         raise ResourceError(
             f"out of memory evaluating {len(ds.images)} images x {len(ds.categories)} classes "
@@ -321,23 +432,40 @@ def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> 
             "use a machine with more memory"
         ) from None
     result.info.extend(ds.info)  # how the files were read and joined
-    result.warnings.extend(ds.warnings)
-    from .checks import warnings_for, zero_ap_warning
+    from .checks import zero_ap_warning
 
-    max_dets = opts.get("max_dets")
-    result.warnings.extend(warnings_for(ds, max_dets=max(max_dets) if max_dets else None))
+    result.warnings.extend(input_warnings(ds, opts.get("max_dets")))
     zero = zero_ap_warning(ds, result.summary)
-    if zero:
-        result.warnings.append(zero)
-    if ds.skipped:
-        n = sum(ds.skipped.values())
-        if n:
-            result.warnings.append(
-                f"skipped {n} prediction(s) for images or categories the ground truth does not "
-                f"know ({ds.skipped.get('unknown_image', 0)} image, "
-                f"{ds.skipped.get('unknown_category', 0)} category)"
-            )
+    from .box_hints import box_format_hint
+
+    fmt_hint = box_format_hint(ds, result.summary)
+    at = len(result.warnings) - (1 if _skipped(ds) else 0)  # before the skipped-rows line
+    result.warnings[at:at] = [w for w in (zero, fmt_hint) if w]
     return result
+
+
+def _skipped(ds: Dataset) -> str | None:
+    n = sum(ds.skipped.values()) if ds.skipped else 0
+    if not n:
+        return None
+    return (
+        f"skipped {n} prediction(s) for images or categories the ground truth does not "
+        f"know ({ds.skipped.get('unknown_image', 0)} image, "
+        f"{ds.skipped.get('unknown_category', 0)} category)"
+    )
+
+
+def input_warnings(ds: Dataset, max_dets: Sequence[int] | None) -> list[str]:
+    """What the inputs deserve a warning for (the loaders' notes, suspicious boxes, skipped
+    rows), whatever the numbers: a partial file carries them to ``merge``."""
+    from .checks import warnings_for
+
+    out = list(ds.warnings)
+    out.extend(warnings_for(ds, max_dets=max(max_dets) if max_dets else None))
+    skipped = _skipped(ds)
+    if skipped:
+        out.append(skipped)
+    return out
 
 
 def check_options(

@@ -375,20 +375,35 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
             what = "image" + ("s" if len(missing) > 1 else "")
             kind = "file stem" if by_stem else "image_id"
             first = int(np.flatnonzero(bad_img)[0])
+            hint = "use --unknown skip-images to drop them"
+            if gt.format == "yolo" and not gt.notes.get("image_list"):
+                # images without objects have no label file: dropping their predictions
+                # would drop false positives and raise the AP
+                hint = (
+                    "the ground truth knows only the images that have a label file; give "
+                    "--images DIR (its images) so that images without objects count"
+                )
             raise InputError(
                 pred.path,
                 _where(pred, boxes, first, "image_id"),
                 f"{len(missing)} {what} not in the ground truth ({kind}): "
-                f"{first_few(missing)} (use --unknown skip-images to drop them)",
+                f"{first_few(missing)} ({hint})",
             )
         missing = sorted({str(pred_cat_keys[int(i)]) for i in boxes.category[bad_cat]})
         kind = "name" if by_name else "category_id"
         first = int(np.flatnonzero(bad_cat)[0])
+        hint = "use --unknown skip-classes to drop them"
+        if gt.format == "yolo" and not all(n is not None for n in gt.categories.names):
+            # no class list: a class without labels is unknown, not absent
+            hint = (
+                "the ground truth has no class list, only the classes its labels use; give "
+                "--names FILE (the data.yaml or classes.txt the model was trained with)"
+            )
         raise InputError(
             pred.path,
             _where(pred, boxes, first, "category_id"),
             f"{len(missing)} categor{'ies' if len(missing) > 1 else 'y'} not in the ground "
-            f"truth ({kind}): {first_few(missing)} (use --unknown skip-classes to drop them)",
+            f"truth ({kind}): {first_few(missing)} ({hint})",
         )
     if bad_img.any() or bad_cat.any():
         skipped = {"unknown_image": int(bad_img.sum()), "unknown_category": int(bad_cat.sum())}
@@ -492,3 +507,27 @@ def _where(side: Side, boxes: Boxes, row: int, key: str) -> str:
     if side.format == "coco":
         return f"annotations[{origin}].{key}"
     return str(origin)
+
+
+def fingerprint(ds: Dataset) -> str:
+    """A digest of the ground truth as evaluated (boxes, flags, image and category tables,
+    LVIS's federated lists): two reports or partial files with different fingerprints were
+    not scored against the same ground truth (``compare`` warns, ``merge`` refuses)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    g = ds.gt
+    for arr in (g.xyxy, g.box_area, g.area, g.image, g.category, g.iscrowd, g.ignore):
+        h.update(np.ascontiguousarray(arr).tobytes())
+        h.update(b"|")
+    h.update(np.ascontiguousarray(g.difficult).tobytes())
+    if g.obb is not None:  # rotated boxes: their corners decide the IoU
+        h.update(np.ascontiguousarray(g.obb).tobytes())
+    h.update(repr([str(k) for k in ds.images.keys]).encode("utf-8", "replace"))
+    pairs = [(str(i), n) for i, n in zip(ds.categories.ids, ds.categories.names, strict=True)]
+    h.update(repr(pairs).encode("utf-8", "replace"))
+    fed = ds.federated
+    if fed is not None:
+        for arr in (fed.neg_ptr, fed.neg_cat, fed.nel_ptr, fed.nel_cat, fed.frequency):
+            h.update(np.ascontiguousarray(arr).tobytes())
+    return "sha256:" + h.hexdigest()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Annotated, Any
@@ -9,7 +10,8 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import UsageError
-from .output import add_meta, emit, print_table, report_output, title_of
+from .merge import JobsOpt, PartialOpt, ShardOpt, check_partial, write_partial
+from .output import add_meta, emit, print_table, report_output, stdout_report, title_of
 from .params import (
     P_OUTPUTS,
     AgnosticOpt,
@@ -41,6 +43,7 @@ from .params import (
     PlotsOpt,
     PlusOneOpt,
     PredFormatOpt,
+    PredIdsOpt,
     PredNamesOpt,
     ProtocolOpt,
     QuietOpt,
@@ -68,7 +71,7 @@ EVALUATE_HELP = (
     "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
     "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
     "folder; predictions come first.\n\n"
-    "Other verbs: iou, segment, labels, panoptic, compare (iou-eval VERB --help). "
+    "Other verbs: iou, segment, labels, panoptic, compare, merge (iou-eval VERB --help). "
     "Shell completion: iou-eval --install-completion. Version: iou-eval --version."
 )
 
@@ -124,6 +127,7 @@ def evaluate_cmd(
     names: NamesOpt = None,
     gt_names: GtNamesOpt = None,
     pred_names: PredNamesOpt = None,
+    pred_ids: PredIdsOpt = "auto",
     images: ImagesOpt = None,
     image_size: ImageSizeOpt = None,
     unknown: UnknownOpt = "error",
@@ -144,6 +148,9 @@ def evaluate_cmd(
     curves: CurvesOpt = False,
     plots: PlotsOpt = None,
     report: ReportOpt = None,
+    jobs: JobsOpt = 1,
+    partial: PartialOpt = None,
+    shard: ShardOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
     debug: DebugOpt = False,
@@ -159,7 +166,18 @@ def evaluate_cmd(
     op_iou = tp_iou_value(tp_iou, iou_thr)
     if protocol == "dota" and iou_type == "bbox":
         iou_type = "obb"  # the DOTA protocol scores rotated boxes only
-    out = report_output(output, matches)
+    whole: dict[str, Any] = {"--matches": matches, "--fail-under": fail_under}
+    whole["--fail-over"] = fail_over
+    whole.update({"--curves": curves, "--plots": plots, "--report": report, "-o": output})
+    whole.update({"--tide": tide, "--confusion": confusion, "--per-image": per_image})
+    whole.update({"--calibration": calibration, "--per-class": per_class})
+    shard_kn = check_partial(partial, shard, whole)
+    out = stdout_report(report_output(output, matches), output, report)
+    if curves and out != "json" and plots is None and report is None:
+        raise UsageError(
+            f"--curves adds a 'curves' section to -o json; -o {out or 'csv'} has no place for "
+            "it (use -o json, or --plots / --report for figures)"
+        )
     gate_list = gating.parse_gates(fail_under, fail_over)
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
@@ -214,19 +232,28 @@ def evaluate_cmd(
         for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map, sigmas)
         if p and (p != sigmas or os.path.isfile(p))
     ]
-    if image_ids is not None and os.path.isfile(image_ids):
+    if image_ids is not None and os.path.exists(image_ids):
         inputs.append(image_ids)  # an --image-ids file is an input too: never written over
-    if matches not in (None, "-"):
-        from ..report.outputs import check_target, is_stdout
+    # every output at once, before the work: none over an input, none into an input folder,
+    # no two at one path, at most one on stdout (outguard); again at write time against all
+    # the loaders read
+    from ..outguard import check_outputs, is_stdout
 
-        if is_stdout(matches):  # /dev/stdout: after the report, never a second open
-            matches = "-"
-        else:
-            check_target(matches, inputs)  # fail before the work, not after
+    check_outputs(
+        [("--matches", matches), ("--report", report), ("--plots", plots), ("--partial", partial)],
+        inputs,
+    )
+    if matches is not None and is_stdout(matches):  # /dev/stdout: after the report
+        matches = "-"
     check_visuals(plots, report, inputs)
     progress = None if quiet or not sys.stderr.isatty() else ProgressBar()
     try:
-        result = evaluate(
+        call: Any = evaluate
+        if partial is not None:
+            from ..api import partial as partial_state
+
+            call = functools.partial(partial_state, shard=shard_kn)
+        result = call(
             predictions,
             ground_truth,
             protocol=protocol,
@@ -255,12 +282,17 @@ def evaluate_cmd(
             split=split,
             image_map=image_map,
             voc_origin=voc_origin,
+            pred_ids=pred_ids,
             angle_unit=angle_unit,
+            jobs=jobs,
             **protocol_options,
         )
     finally:
         if progress is not None:
             progress.close()
+    if partial is not None:
+        write_partial(result, partial, inputs, (predictions, ground_truth), quiet)
+        raise typer.Exit(0)
     done = time.perf_counter()
     if verbose:
         result.info.append(f"time: total {done - started:.3f} s")

@@ -16,10 +16,10 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
+from . import keypoints as kpt
 from .coco_obb import obb_arrays, obb_columns
 from .fastcoco import read_results
 from .jsonio import load_json, parse_json, read_bytes
-from .keypoints import fast_keypoint_columns, keypoint_record_columns, skeleton_from_categories
 from .lvis import federated_columns
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -141,7 +141,6 @@ def _records_to_columns(
 ) -> dict[str, Any]:
     need = {
         "need_score": need_score,
-        # keypoint ground truths need their box (the enlarged-box rule); results may give one
         "need_bbox": iou_type == "bbox" or (iou_type == "keypoints" and not need_score),
         "need_segm": iou_type == "segm",
     }
@@ -191,8 +190,7 @@ def _records_to_columns(
     }
     if segm is not None:
         cols["segm"] = segm
-    if iou_type == "keypoints":
-        cols.update(keypoint_record_columns(recs, path, prefix, gt=not need_score))
+    cols.update(kpt.keypoint_record_columns(recs, path, prefix, iou_type, gt=not need_score))
     if iou_type == "obb":
         cols["obb"], cols["bbox"], cols["obb_area"] = obb_columns(
             recs, path, prefix, angle_unit=angle_unit
@@ -220,12 +218,19 @@ def _xywh_columns(bbox: np.ndarray, path: str, prefix: str) -> tuple[np.ndarray,
 
 
 def load_coco(
-    path: str, *, role: str, iou_type: str = "bbox", data: Any = None, angle_unit: str = "rad"
+    path: str,
+    *,
+    role: str,
+    iou_type: str = "bbox",
+    data: Any = None,
+    angle_unit: str = "rad",
+    jobs: int = 1,
 ) -> Side:
-    """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``."""
+    """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``; ``jobs``
+    processes decode a big results list."""
     if data is None and role == "pred" and iou_type in _FAST and not os.path.isdir(path):
         raw = read_bytes(path)
-        cols = read_results(raw, field=iou_type)  # a plain results list to columns, else None
+        cols = read_results(raw, jobs, field=iou_type)  # a plain results list, else None
         if cols is not None:
             side = _results_side(path, _fast_columns(cols, angle_unit), len(cols["score"]))
             if b'"file_name"' in raw:  # Ultralytics predictions.json: file_name on every row
@@ -270,7 +275,7 @@ def _fast_columns(cols: dict[str, np.ndarray], angle_unit: str = "rad") -> dict[
     out: dict[str, Any] = {}
     if "obb" in cols:  # rotated boxes: corners, their axis-aligned hull, w*h
         out["obb"], out["bbox"], out["obb_area"] = obb_arrays(cols["obb"], angle_unit=angle_unit)
-    out.update(fast_keypoint_columns(cols))
+    out.update(kpt.fast_keypoint_columns(cols))
     return {
         "img_codes": img_codes,
         "img_uniq": img_uniq,
@@ -336,8 +341,7 @@ def _results_side(path: str, cols: dict[str, Any], n: int) -> Side:
         score=cols["score"],
         ids=np.arange(1, n + 1, dtype=np.int64),
         masks=cols.get("segm"),
-        keypoints=cols.get("kpts"),
-        xywh=cols["bbox"] if "kpts" in cols else None,
+        **kpt.kpt_box_columns(cols, "pred"),
         obb=cols.get("obb"),
     )
     ni = len(cols["img_uniq"])
@@ -399,6 +403,8 @@ def _load_dataset(
         cat_index[key] = i
         cat_ids.append(key)
         nm = c.get("name")
+        if isinstance(nm, str) and not nm.strip():
+            raise InputError(path, f"categories[{i}].name", "empty class name")
         names.append(str(nm) if isinstance(nm, (str, int)) and not isinstance(nm, bool) else None)
     if len({n for n in names if n is not None}) != len(names):
         names = [None] * len(names) if any(n is None for n in names) else names
@@ -523,20 +529,13 @@ def _load_dataset(
         ignore=_flag_column(flag_values["ignore"]) if role == "gt" else None,
         ids=ids_arr.astype(np.int64),
         masks=cols.get("segm"),
-        keypoints=cols.get("kpts"),
-        num_keypoints=cols.get("num_kpts") if role == "gt" else None,
-        xywh=cols["bbox"] if "kpts" in cols else None,
+        **kpt.kpt_box_columns(cols, role),
         obb=cols.get("obb"),
     )
     images = Images(keys, stems, widths, heights)
     categories = Categories(cat_ids, names)
     notes: dict[str, Any] = {"stems": stem_note} if stem_note else {}
-    skeleton = None
-    if iou_type == "keypoints":
-        k = int(cols["kpts"].shape[1]) if n else 0
-        skeleton = skeleton_from_categories([cats_l[j] for j in corder], path, k)
-        if role == "gt" and (miss := sum(v is None for v in vals)):  # OKS scales by the area
-            notes["info"] = [f"{path}: {miss} annotations without 'area': OKS uses the box's w*h"]
+    skeleton = kpt.kpt_side_notes(iou_type, cols, cats_l, corder, path, vals, notes, role)
     return Side(
         path,
         "coco",
@@ -593,6 +592,8 @@ def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bo
     """The registry's reader: a COCO JSON file (dataset or results list; ``-``: stdin)."""
     if path != "-" and os.path.isdir(path):
         raise InputError(path, None, "COCO input is a JSON file, not a folder")
-    side = load_coco(path, role=role, iou_type=opts.iou_type, angle_unit=opts.angle_unit)
+    side = load_coco(
+        path, role=role, iou_type=opts.iou_type, angle_unit=opts.angle_unit, jobs=opts.jobs
+    )
     side.read_paths = [path]
     return side

@@ -123,11 +123,15 @@ def _locate(recs: list[Any], path: str, prefix: str, *, gt: bool) -> None:
                 )
 
 
-def keypoint_record_columns(recs: list[Any], path: str, prefix: str, *, gt: bool) -> dict[str, Any]:
+def keypoint_record_columns(
+    recs: list[Any], path: str, prefix: str, iou_type: str, *, gt: bool
+) -> dict[str, Any]:
     """``kpts`` and ``num_kpts`` of COCO records, and for results without a ``bbox`` the box
     their keypoints span (pycocotools' ``loadRes``: its ``w * h`` is then their area)."""
     from ..geometry.oks import extent
 
+    if iou_type != "keypoints":
+        return {}
     kpts, num = keypoint_columns(recs, path, prefix, gt=gt)
     out: dict[str, Any] = {"kpts": kpts, "num_kpts": num}
     if not gt and not (recs and isinstance(recs[0], dict) and "bbox" in recs[0]):
@@ -145,6 +149,41 @@ def fast_keypoint_columns(cols: dict[str, Any]) -> dict[str, Any]:
     if np.isnan(cols["bbox"]).all():  # no bbox on the rows: the keypoints' extent
         out["bbox"] = extent(cols["keypoints"])[0]
     return out
+
+
+def kpt_box_columns(cols: dict[str, Any], role: str) -> dict[str, Any]:
+    """The keypoint columns of :class:`Boxes` from a COCO reader's columns (none without
+    keypoints): the keypoints, each ground truth's ``num_keypoints``, the source's own box."""
+    if "kpts" not in cols:
+        return {}
+    out = {"keypoints": cols["kpts"], "xywh": cols["bbox"]}
+    if role == "gt":
+        out["num_keypoints"] = cols.get("num_kpts")
+    return out
+
+
+def kpt_side_notes(
+    iou_type: str,
+    cols: dict[str, Any],
+    cats_l: list[Any],
+    order: list[int],
+    path: str,
+    areas: list[Any],
+    notes: dict[str, Any],
+    role: str,
+) -> Skeleton | None:
+    """A COCO keypoint file's skeleton (categories in table order); ground truths without
+    an ``area`` are said in ``notes["info"]`` (OKS scales by it: their box's w*h is used).
+    Ground truths need their box (the enlarged-box rule); results may give one. None for
+    another IoU type."""
+    if iou_type != "keypoints":
+        return None
+    kpts = cols["kpts"]
+    cats = [cats_l[j] for j in order]  # the side's category table order
+    skeleton = skeleton_from_categories(cats, path, int(kpts.shape[1]) if len(kpts) else 0)
+    if role == "gt" and (miss := sum(v is None for v in areas)):
+        notes["info"] = [f"{path}: {miss} annotations without 'area': OKS uses the box's w*h"]
+    return skeleton
 
 
 def skeleton_from_categories(cats: list[Any], path: str, k: int) -> Skeleton:
