@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 TSTAMP := $(VENV)/.test-stamp
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: install demo test test-slow lint format bench bench-10x fuzz clean tidecv-oracle ultralytics-oracle report-check
+.PHONY: install demo test test-slow lint format bench bench-10x fuzz clean tidecv-oracle xtcocotools-oracle ultralytics-oracle report-check
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,15 @@ $(TIDECV): $(STAMP)
 
 tidecv-oracle: $(TIDECV)
 
+# Test-only oracle: xtcocotools (PyPI) for keypoint OKS with custom K and sigmas. Its wheels
+# are built against NumPy 1.x, so it gets its own small venv (tests run it in a child).
+XTCOCO := $(VENV)/.xtcocotools-stamp
+$(XTCOCO): $(STAMP)
+	test -x $(VENV)/xtcocotools-oracle/bin/python || $(PYTHON) -m venv $(VENV)/xtcocotools-oracle
+	$(VENV)/xtcocotools-oracle/bin/python -m pip --disable-pip-version-check -q install 'numpy<2' xtcocotools==1.14.3
+	touch $@
+
+xtcocotools-oracle: $(XTCOCO)
 # Test-only oracle: Ultralytics' own validation metrics (tests/oracle/ultralytics_harness.py
 # runs them in a child). torch only from the CPU wheel shipped on the machine (PyPI's torch
 # pulls CUDA); both without dependencies (the metrics need only what the test extra brings).
@@ -50,10 +59,10 @@ demo: $(STAMP)
 
 # The fast suite on every core (pytest-xdist; about a minute on 2 cores); tests marked slow
 # (long fuzz and scale) run in test-slow.
-test: $(TSTAMP) $(TIDECV) $(ULTRA)
+test: $(TSTAMP) $(TIDECV) $(XTCOCO) $(ULTRA)
 	$(BIN)/python -m pytest -m "not slow" -n auto
 
-test-slow: $(TSTAMP) $(TIDECV) $(ULTRA)
+test-slow: $(TSTAMP) $(TIDECV) $(XTCOCO) $(ULTRA)
 	$(BIN)/python -m pytest -m slow -n auto
 
 lint: $(TSTAMP)
@@ -74,6 +83,7 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/iou_matrix.py
 	$(BIN)/python bench/run.py --scale 1
 	$(BIN)/python bench/run.py --scale 1 --iou-type segm
+	$(BIN)/python bench/run.py --scale 1 --iou-type keypoints --tools iou-eval,pycocotools,faster-coco-eval,hotcoco
 	$(BIN)/python bench/run.py --scale 1 --tools iou-eval,iou-eval+analyses
 	$(BIN)/python bench/lvis_bench.py
 	$(BIN)/python bench/compare.py

@@ -32,9 +32,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import gen  # noqa: E402
+import gen_kpt  # noqa: E402
 
 BIN = os.path.dirname(os.path.abspath(sys.executable))
 STAT_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"]
+KPT_KEYS = ["AP", "AP50", "AP75", "APm", "APl", "AR", "AR50", "AR75", "ARm", "ARl"]
 ALL_TOOLS = ["iou-eval", "pycocotools", "faster-coco-eval", "hotcoco", "hotcoco-cli"]
 # every analysis of issue 11 on top of the evaluation (not in the default tool list)
 ANALYSES = ["--tide", "--confusion", "--per-image", "--calibration"]
@@ -89,7 +91,7 @@ def parse_stats(tool: str, out: str) -> list[float]:
     if tool == "hotcoco-cli":
         metrics = data["metrics"]
         return [float(metrics[k]) for k in STAT_KEYS]
-    return [float(v) for v in data][:12]
+    return [float(v) for v in data][: len(STAT_KEYS)]
 
 
 @dataclass
@@ -152,13 +154,15 @@ def main() -> None:  # noqa: C901
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     ap.add_argument(
         "--iou-type",
-        choices=["bbox", "segm"],
+        choices=["bbox", "segm", "keypoints"],
         default="bbox",
         help="segm: masks derived from the box set (first 1,000 images per scale unit)",
     )
     ap.add_argument("--out", default=os.path.join(HERE, "_out"))
     args = ap.parse_args()
 
+    if args.iou_type == "keypoints":  # pycocotools' 10 keypoint stats
+        STAT_KEYS[:] = KPT_KEYS
     runs = args.runs if args.runs is not None else (3 if args.scale == 1 else 1)
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     for t in tools:
@@ -172,13 +176,16 @@ def main() -> None:  # noqa: C901
 
     # generate in a child process: a child's peak RSS starts from its parent's at fork, so a
     # parent that held the generated set would inflate every tool's figure
-    maker = "ensure_segm" if args.iou_type == "segm" else "ensure"
+    mod, maker = "gen", "ensure_segm" if args.iou_type == "segm" else "ensure"
+    if args.iou_type == "keypoints":
+        mod, maker = "gen_kpt", "ensure"
     subprocess.run(
-        [sys.executable, "-c", f"import gen; gen.{maker}({args.scale}, {args.seed})"],
+        [sys.executable, "-c", f"import {mod}; {mod}.{maker}({args.scale}, {args.seed})"],
         cwd=HERE,
         check=True,
     )
-    preds, gt = getattr(gen, maker)(args.scale, args.seed)  # cached now: just the paths
+    module = gen_kpt if mod == "gen_kpt" else gen
+    preds, gt = getattr(module, maker)(args.scale, args.seed)  # cached now: just the paths
     data_dir = os.path.dirname(preds)
     ref_cache = os.path.join(data_dir, "pycocotools_stats.json")
 
@@ -292,7 +299,7 @@ def main() -> None:  # noqa: C901
     print(text)
     os.makedirs(args.out, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    tag = f"x{args.scale}" + ("-segm" if args.iou_type == "segm" else "")
+    tag = f"x{args.scale}" + ("" if args.iou_type == "bbox" else f"-{args.iou_type}")
     with open(os.path.join(args.out, f"bench-{tag}-{stamp}.md"), "w") as fh:
         fh.write(text + "\n")
     with open(os.path.join(args.out, f"bench-{tag}-{stamp}.json"), "w") as fh:

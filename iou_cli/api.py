@@ -146,6 +146,10 @@ def load_pair(pred: Source, gt: Source | GroundTruth, opts: LoadOptions) -> Data
         from .geometry.masks import prepare_masks
 
         ds = prepare_masks(ds)
+    elif opts.iou_type == "keypoints":
+        from .geometry.oks import prepare_keypoints
+
+        ds = prepare_keypoints(ds, opts.sigmas)
     return ds
 
 
@@ -225,6 +229,10 @@ def evaluate(
     ``calibration`` add sections to ``result.analyses``; with ``matches`` the false-positive rows
     carry their TIDE ``error`` and best-overlapping ground truth.
 
+    Keypoints (``iou_type="keypoints"``): OKS as pycocotools' computeOks; ``sigmas`` (one
+    per keypoint) overrides the files' own (data.yaml ``kpt_oks_sigmas``, the categories'
+    ``sigmas``); COCO's 17 are the default for 17-keypoint data only. ``per_keypoint`` adds
+    which joints fail (``result.analyses["per_keypoint"]``, see :mod:`iou_cli.analysis.keypoints`).
     Rotated boxes (``iou_type="obb"``: DOTA txt, YOLO-OBB txt, COCO ``obb`` fields, angles in
     ``angle_unit``) are scored by exact polygon IoU; ``protocol="dota"`` is the DOTA devkit's
     task 1 (VOC2007 11-point AP, ``all_point`` for the area under the curve). DOTA files are
@@ -291,7 +299,7 @@ def geometry_of(ds: Dataset, iou_type: str) -> str:
 
 def read_line(ds: Dataset, iou_type: str = "bbox") -> str:
     """The one info line saying what was read."""
-    what = {"segm": "masks", "obb": "rotated boxes"}.get(iou_type, "boxes")
+    what = {"segm": "masks", "obb": "rotated boxes", "keypoints": "poses"}.get(iou_type, "boxes")
     return (
         f"read ground truth: {len(ds.gt):,} {what}, {len(ds.images):,} images, "
         f"{len(ds.categories):,} classes; predictions: {len(ds.pred):,} {what}"
@@ -326,7 +334,9 @@ def evaluate_dataset(ds: Dataset, options: RunOptions | None = None, **keywords:
     result.info.extend(ds.info)  # how the files were read and joined
     from .checks import zero_ap_warning
 
-    result.warnings.extend(input_warnings(ds, opts.get("max_dets")))
+    # the maxDets the evaluation used (a protocol default may depend on the IoU type)
+    used = getattr(getattr(result.evaluation, "params", None), "max_dets", None)
+    result.warnings.extend(input_warnings(ds, used if used is not None else opts.get("max_dets")))
     zero = zero_ap_warning(ds, result.summary)
     from .box_hints import box_format_hint
 

@@ -76,6 +76,13 @@ class Boxes:
     origin: IntArray
     masks: list[Any] | None = None
     normalized: bool = False
+    # keypoint tasks: (N, K, 3) x, y, v (v: visibility flag of a ground truth, anything of a
+    # prediction) and each ground truth's ``num_keypoints`` (0: ignored, as pycocotools)
+    keypoints: FloatArray | None = None
+    num_keypoints: IntArray | None = None
+    # the source's own x, y, w, h (keypoints: pycocotools' enlarged-box rule uses them;
+    # x2 - x1 of ``xyxy`` may differ from w in the last bit)
+    xywh: FloatArray | None = None
     obb: FloatArray | None = None
 
     def __post_init__(self) -> None:
@@ -107,6 +114,9 @@ class Boxes:
         origin: npt.ArrayLike | None = None,
         masks: list[Any] | None = None,
         normalized: bool = False,
+        keypoints: FloatArray | None = None,
+        num_keypoints: IntArray | None = None,
+        xywh: FloatArray | None = None,
         obb: npt.ArrayLike | None = None,
     ) -> Boxes:
         xy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
@@ -137,6 +147,9 @@ class Boxes:
             origin=col(origin, np.int64, 0) if origin is not None else np.arange(n, dtype=np.int64),
             masks=masks,
             normalized=normalized,
+            keypoints=keypoints,
+            num_keypoints=num_keypoints,
+            xywh=xywh,
             obb=None if obb is None else np.asarray(obb, dtype=np.float64).reshape(n, 8),
         )
 
@@ -154,12 +167,16 @@ class Boxes:
         """The per-box columns by name: every array field, ``obb`` when the boxes are rotated
         (not ``masks``, a list, nor ``normalized``, a flag)."""
         cols = {name: getattr(self, name) for name in _BOX_COLUMNS}
-        if self.obb is not None:
-            cols["obb"] = self.obb
+        for name in _OPTIONAL_COLUMNS:  # rotated boxes, keypoints: only when present
+            if getattr(self, name) is not None:
+                cols[name] = getattr(self, name)
         return cols
 
 
-_BOX_COLUMNS = tuple(f.name for f in fields(Boxes) if f.name not in ("masks", "normalized", "obb"))
+_OPTIONAL_COLUMNS = ("obb", "keypoints", "num_keypoints", "xywh")
+_BOX_COLUMNS = tuple(
+    f.name for f in fields(Boxes) if f.name not in ("masks", "normalized", *_OPTIONAL_COLUMNS)
+)
 
 
 @dataclass
@@ -203,6 +220,24 @@ def _csr_take(ptr: IntArray, col: IntArray, order: IntArray) -> tuple[IntArray, 
 
 
 @dataclass
+class Skeleton:
+    """What a keypoint file says about its keypoints (one K for the whole file).
+
+    ``names``/``edges`` (0-based pairs) from the COCO categories' ``keypoints``/``skeleton``
+    (or none); ``sigmas`` the OKS sigmas the file gives, (C, K) per category of its
+    category table (a category without any: NaN row), or None; ``source`` says where they
+    came from (for the info line).
+    """
+
+    k: int
+    names: list[str] | None = None
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    sigmas: FloatArray | None = None
+    source: str = ""
+    resolved: bool = False  # sigmas final: (1, K) or (C, K), no NaN (prepare_keypoints)
+
+
+@dataclass
 class Side:
     """What one loader read: a predictions or ground-truth side in its own id space."""
 
@@ -221,6 +256,7 @@ class Side:
     # YOLO names file): outputs are never written over any of them
     read_paths: list[str] = field(default_factory=list)
     federated: Federated | None = None  # LVIS ground truth only
+    skeleton: Skeleton | None = None  # keypoint files only
 
 
 @dataclass
@@ -246,6 +282,7 @@ class Dataset:
     federated: Federated | None = None  # the ground truth's LVIS labels, when it has them
     # locate(role, row) -> "file:where" of a box (role "pred" or "gt"), for messages
     locate: Callable[[str, int], str] | None = None
+    skeleton: Skeleton | None = None  # keypoints: the ground truth's (else the predictions')
 
     @property
     def pixel_units(self) -> bool:
@@ -401,7 +438,21 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         skipped=skipped,
         read_paths=[*gt.read_paths, *pred.read_paths],
         federated=gt.federated,
+        skeleton=_join_skeleton(pred, gt),
     )
+
+
+def _join_skeleton(pred: Side, gt: Side) -> Skeleton | None:
+    """The ground truth's skeleton; sigmas only the predictions give (a data.yaml beside
+    them) come along when the categories line up one to one."""
+    sk = gt.skeleton or pred.skeleton
+    if sk is None or gt.skeleton is None or pred.skeleton is None:
+        return sk
+    if sk.sigmas is None and pred.skeleton.sigmas is not None:
+        ps = pred.skeleton.sigmas
+        if ps.shape[0] == len(gt.categories) or ps.shape[0] == 1:
+            sk = replace(sk, sigmas=ps, source=pred.skeleton.source)
+    return sk
 
 
 # formats without a class list: a class they never name is a class without ground truth

@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import UsageError, flag
 
-IOU_TYPES = ("bbox", "segm", "obb")
+IOU_TYPES = ("bbox", "segm", "obb", "keypoints")
 UNKNOWN = ("error", "skip", "skip-images", "skip-classes")
 
 
@@ -32,7 +32,7 @@ class LoadOptions:
 
     pred_format: str | None = None  # None: detect; else one of loaders.FORMATS
     gt_format: str | None = None
-    iou_type: str = "bbox"  # "bbox", "segm" or "obb" (rotated boxes)
+    iou_type: str = "bbox"  # "bbox", "segm", "obb" (rotated boxes) or "keypoints"
     angle_unit: str = "rad"  # COCO obb angles: "rad" (hotcoco) or "deg"
     names: str | None = None  # class-names file for both sides (YOLO)
     gt_names: str | None = None
@@ -54,6 +54,8 @@ class LoadOptions:
     pred_ids: str = "auto"
     # progress(side, done, total): called while reading many files (CLI draws a bar)
     progress: Callable[[str, int, int], None] | None = None
+    # keypoints: the user's OKS sigmas (one per keypoint; --sigmas values or file)
+    sigmas: tuple[float, ...] | None = None
     jobs: int = 1  # processes decoding a big COCO results list (--jobs, issue 24)
 
     def names_for(self, role: str) -> str | None:
@@ -99,12 +101,15 @@ class AnalysisOptions:
     confusion: bool = False
     per_image: bool = False
     calibration: bool = False
+    per_keypoint: bool = False  # which joints fail (keypoints)
     tide_pos_thr: float = 0.5
     tide_bg_thr: float = 0.1
 
     @property
     def any(self) -> bool:
-        return self.tide or self.confusion or self.per_image or self.calibration
+        return (
+            self.tide or self.confusion or self.per_image or self.calibration or self.per_keypoint
+        )
 
     def validate(self, protocol: str) -> None:
         """Option errors, before any reading (TIDE needs a protocol that can re-score)."""
@@ -253,6 +258,8 @@ class RunOptions:
                 f"(got --iou-type {self.iou_type})"
             )
         self.analyses.validate(self.protocol)
+        if self.analyses.per_keypoint and self.iou_type != "keypoints":
+            raise UsageError("--per-keypoint needs --iou-type keypoints", option="per_keypoint")
         self.load.check_origin()
         check_ranges(image_size=self.load.image_size)
 

@@ -117,6 +117,12 @@ def analyze(result: Any, opts: AnalysisOptions) -> None:
             labels,
             float(table.iou_thrs[t]),
         )
+    if opts.per_keypoint:
+        if iou_type != "keypoints":
+            raise UsageError("--per-keypoint needs --iou-type keypoints")
+        from .keypoints import per_keypoint
+
+        result.analyses["per_keypoint"] = per_keypoint(ds, table, op_t, score_thr=s_thr)
     if result.matches is not None:
         add_error_columns(result.matches, ds, table, op_err, score_thr)
 

@@ -99,14 +99,9 @@ class CocoScorer:
     def _ap(
         self, st: SampleStats, area: str, iou: float | None, cats: BoolArray | None = None
     ) -> FloatArray | None:
-        if area not in st.qsum:
+        t = self._t(iou)
+        if area not in st.qsum or t is None:
             return None
-        t = slice(None)
-        if iou is not None:
-            idx = np.flatnonzero(self.iou_thrs == iou)
-            if idx.size == 0:
-                return None
-            t = slice(int(idx[0]), int(idx[0]) + 1)
         valid = st.n_pos[area] > 0
         if cats is not None:  # a class group (LVIS frequency)
             valid = valid & cats[None, :]
@@ -118,11 +113,21 @@ class CocoScorer:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(n > 0, (qs * valid[:, None, :]).sum(axis=(1, 2)) / n, np.nan)
 
-    def _ar(self, st: SampleStats, area: str, mi: int) -> FloatArray | None:
-        if area not in st.rc:
+    def _t(self, iou: float | None) -> slice | None:
+        """The threshold axis of one IoU (None: not a threshold here), or all of them."""
+        if iou is None:
+            return slice(None)
+        idx = np.flatnonzero(self.iou_thrs == iou)
+        return slice(int(idx[0]), int(idx[0]) + 1) if idx.size else None
+
+    def _ar(
+        self, st: SampleStats, area: str, mi: int, iou: float | None = None
+    ) -> FloatArray | None:
+        t = self._t(iou)
+        if area not in st.rc or t is None:
             return None
         valid = st.n_pos[area] > 0
-        r = st.rc[area][:, :, :, mi]  # (B, T, K)
+        r = st.rc[area][:, t, :, mi]  # (B, T, K)
         if st.q:
             return _masked_mean(np.ascontiguousarray(r), valid)
         n = valid.sum(axis=1) * r.shape[1]
@@ -151,6 +156,9 @@ class CocoScorer:
         out["ARs"] = self._ar(st, "small", last)
         out["ARm"] = self._ar(st, "medium", last)
         out["ARl"] = self._ar(st, "large", last)
+        # keypoints (pycocotools' _summarizeKps): AR at the largest maxDets, and at .5 / .75
+        for key, thr in (("AR", None), ("AR50", 0.5), ("AR75", 0.75)):
+            out[key] = self._ar(st, "all", last, thr)
         if self._op_img is not None:
             out.update(_op_stats(w, self._op_img))
         # per-class AP: mean over (T, R) of each class with counted ground truth

@@ -33,6 +33,7 @@ from .params import (
     QuietOpt,
     ReportOpt,
     ScoreThrOpt,
+    SigmasOpt,
     SplitOpt,
     TpIouOpt,
     UnknownOpt,
@@ -123,6 +124,7 @@ def compare_cmd(
     split: SplitOpt = None,
     image_map: ImageMapOpt = None,
     voc_origin: VocOriginOpt = 0,
+    sigmas: SigmasOpt = None,
     report: ReportOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -130,6 +132,7 @@ def compare_cmd(
     """Compare B with A: deltas, paired bootstrap CIs over images, a regression gate."""
     given = dict(locals())  # the parameters, by name: first, before any other local
     from ..analysis import compare as cmp
+    from ..loaders.keypoints import read_sigmas
     from ..options import RunOptions
     from ..text import term
 
@@ -140,6 +143,7 @@ def compare_cmd(
         max_dets=parse_int_list(max_dets, "--max-dets") if max_dets is not None else None,
         iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
         image_size=parse_image_size(image_size),
+        sigmas=None if sigmas is None else read_sigmas(sigmas)[0],
     )
     # every input the command names, files and folders: the report goes over none of them
     # nor into their folders (outguard; the files the loaders find are checked at write time)

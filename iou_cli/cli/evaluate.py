@@ -38,6 +38,7 @@ from .params import (
     OutputOpt,
     PerClassOpt,
     PerImageOpt,
+    PerKeypointOpt,
     PlotsOpt,
     PlusOneOpt,
     PredFormatOpt,
@@ -47,6 +48,7 @@ from .params import (
     QuietOpt,
     ReportOpt,
     ScoreThrOpt,
+    SigmasOpt,
     SplitOpt,
     TideBgOpt,
     TideOpt,
@@ -160,6 +162,8 @@ def evaluate_cmd(
     confusion: ConfusionOpt = False,
     per_image: PerImageOpt = False,
     calibration: CalibrationOpt = False,
+    per_keypoint: PerKeypointOpt = False,
+    sigmas: SigmasOpt = None,
     split: SplitOpt = None,
     image_map: ImageMapOpt = None,
     voc_origin: VocOriginOpt = 0,
@@ -178,6 +182,7 @@ def evaluate_cmd(
 
     from .. import gates as gating
     from ..api import evaluate
+    from ..loaders.keypoints import read_sigmas
     from ..options import RunOptions
 
     started = time.perf_counter()
@@ -197,8 +202,16 @@ def evaluate_cmd(
             "it (use -o json, or --plots / --report for figures)"
         )
     gate_list = gating.parse_gates(fail_under, fail_over)
-    analysis_args(out, tide=tide, confusion=confusion, per_image=per_image, calibration=calibration)
+    analysis_args(
+        out,
+        tide=tide,
+        confusion=confusion,
+        per_image=per_image,
+        calibration=calibration,
+        per_keypoint=per_keypoint,
+    )
     given.update(
+        sigmas=None if sigmas is None else read_sigmas(sigmas)[0],
         iou_thr=op_iou,
         max_dets=parse_int_list(max_dets, "--max-dets") if max_dets is not None else None,
         iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
@@ -212,7 +225,9 @@ def evaluate_cmd(
     options.validate()
     gate_list = gating.resolve(gate_list, options.summary_keys(), protocol=protocol, iou_thr=op_iou)
     inputs = [
-        p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
+        p
+        for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map, sigmas)
+        if p and (p != sigmas or os.path.isfile(p))
     ]
     if image_ids is not None and os.path.exists(image_ids):
         inputs.append(image_ids)  # an --image-ids file is an input too: never written over

@@ -158,10 +158,31 @@ PerImageOpt = Annotated[
 CalibrationOpt = Annotated[
     bool, typer.Option("--calibration", help="ECE / MCE of the scores (10 bins).")
 ]
+PerKeypointOpt = Annotated[
+    bool,
+    typer.Option(
+        "--per-keypoint", help="Which keypoints fail, over the true positives (keypoints)."
+    ),
+]
+SigmasOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sigmas",
+        metavar="V,V,...|FILE",
+        help="OKS sigmas, one per keypoint (default: the files' own; COCO's 17 for K=17).",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
 
 
 def analysis_args(
-    out: str | None, *, tide: bool, confusion: bool, per_image: bool, calibration: bool
+    out: str | None,
+    *,
+    tide: bool,
+    confusion: bool,
+    per_image: bool,
+    calibration: bool,
+    per_keypoint: bool = False,
 ) -> None:
     """CSV is one stream, one table: with -o csv at most one analysis (its table)."""
     flags = [
@@ -171,6 +192,7 @@ def analysis_args(
             ("--confusion", confusion),
             ("--per-image", per_image),
             ("--calibration", calibration),
+            ("--per-keypoint", per_keypoint),
         )
         if on
     ]
@@ -185,8 +207,8 @@ IouTypeOpt = Annotated[
     str,
     typer.Option(
         "--iou-type",
-        metavar="bbox|segm|obb",
-        help="Boxes, instance masks or rotated boxes (DOTA txt, YOLO-OBB, COCO 'obb').",
+        metavar="bbox|segm|obb|keypoints",
+        help="Boxes, instance masks, rotated boxes (DOTA txt, YOLO-OBB, COCO 'obb') or keypoints (OKS).",
         rich_help_panel=P_PROTOCOL,
     ),
 ]

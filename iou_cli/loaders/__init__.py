@@ -71,9 +71,11 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
                 f"--{'pred' if role == 'pred' else 'gt'}-format {fmt}: only COCO JSON can be "
                 "read from stdin or a pipe (VOC and YOLO are folders of files: pass the folder)",
             )
-    if opts.iou_type == "segm" and not spec.segm:
+    if opts.iou_type in ("segm", "keypoints") and not getattr(spec, opts.iou_type):
         raise InputError(
-            path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON or YOLO-seg"
+            path,
+            None,
+            f"{fmt} files hold boxes only; --iou-type {opts.iou_type} needs COCO JSON or YOLO",
         )
     if opts.iou_type == "obb" and not spec.obb:
         raise InputError(

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
+from . import keypoints as kpt
 from .coco_obb import obb_arrays, obb_columns
 from .fastcoco import read_results
 from .jsonio import load_json, parse_json, read_bytes
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..options import LoadOptions
 
 _NUM = (int, float)
+_FAST = ("bbox", "obb", "keypoints")  # results lists read by fastcoco
 
 
 def _is_num(v: object) -> bool:
@@ -68,6 +70,8 @@ def _check_record(  # noqa: C901
             hint = (
                 " (this record has a 'segmentation': evaluate masks with --iou-type segm)"
                 if "segmentation" in rec
+                else " (this record has 'keypoints': evaluate poses with --iou-type keypoints)"
+                if "keypoints" in rec
                 else ""
             )
             raise InputError(path, where, f"missing key 'bbox'{hint}")
@@ -138,7 +142,7 @@ def _records_to_columns(
 ) -> dict[str, Any]:
     need = {
         "need_score": need_score,
-        "need_bbox": iou_type == "bbox",
+        "need_bbox": iou_type == "bbox" or (iou_type == "keypoints" and not need_score),
         "need_segm": iou_type == "segm",
     }
     n = len(recs)
@@ -149,7 +153,7 @@ def _records_to_columns(
         cat = [r["category_id"] for r in recs]
         if iou_type == "obb":
             bbox = np.zeros((n, 4))  # from the obb fields below
-        elif iou_type == "bbox" or (n and "bbox" in recs[0]):
+        elif need["need_bbox"] or (n and "bbox" in recs[0]):
             bbox = np.array([r["bbox"] for r in recs]) if n else np.zeros((0, 4))
             if bbox.dtype.kind not in "iuf" or bbox.shape != (n, 4):
                 raise TypeError
@@ -187,6 +191,7 @@ def _records_to_columns(
     }
     if segm is not None:
         cols["segm"] = segm
+    cols.update(kpt.keypoint_record_columns(recs, path, prefix, iou_type, gt=not need_score))
     if iou_type == "obb":
         cols["obb"], cols["bbox"], cols["obb_area"] = obb_columns(
             recs, path, prefix, angle_unit=angle_unit
@@ -224,7 +229,7 @@ def load_coco(
 ) -> Side:
     """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``; ``jobs``
     processes decode a big results list."""
-    if data is None and role == "pred" and iou_type in ("bbox", "obb") and not os.path.isdir(path):
+    if data is None and role == "pred" and iou_type in _FAST and not os.path.isdir(path):
         raw = read_bytes(path)
         cols = read_results(raw, jobs, field=iou_type)  # a plain results list, else None
         if cols is not None:
@@ -271,6 +276,7 @@ def _fast_columns(cols: dict[str, np.ndarray], angle_unit: str = "rad") -> dict[
     out: dict[str, Any] = {}
     if "obb" in cols:  # rotated boxes: corners, their axis-aligned hull, w*h
         out["obb"], out["bbox"], out["obb_area"] = obb_arrays(cols["obb"], angle_unit=angle_unit)
+    out.update(kpt.fast_keypoint_columns(cols))
     return {
         "img_codes": img_codes,
         "img_uniq": img_uniq,
@@ -336,6 +342,7 @@ def _results_side(path: str, cols: dict[str, Any], n: int) -> Side:
         score=cols["score"],
         ids=np.arange(1, n + 1, dtype=np.int64),
         masks=cols.get("segm"),
+        **kpt.kpt_box_columns(cols, "pred"),
         obb=cols.get("obb"),
     )
     ni = len(cols["img_uniq"])
@@ -481,7 +488,6 @@ def _load_dataset(  # noqa: C901
                 f"annotations[{int(rows[1])}].id",
                 f"duplicate annotation id {int(dup)} (also annotations[{int(rows[0])}])",
             )
-    # area: the annotation's own field (COCO area ranges); w*h where absent
     area = box_area.copy()
     # area: the annotation's own field (COCO area ranges); w*h where absent. Checked in bulk,
     # record by record only to locate a bad value.
@@ -524,11 +530,13 @@ def _load_dataset(  # noqa: C901
         ignore=_flag_column(flag_values["ignore"]) if role == "gt" else None,
         ids=ids_arr.astype(np.int64),
         masks=cols.get("segm"),
+        **kpt.kpt_box_columns(cols, role),
         obb=cols.get("obb"),
     )
     images = Images(keys, stems, widths, heights)
     categories = Categories(cat_ids, names)
-    notes = {"stems": stem_note} if stem_note else {}
+    notes: dict[str, Any] = {"stems": stem_note} if stem_note else {}
+    skeleton = kpt.kpt_side_notes(iou_type, cols, cats_l, corder, path, vals, notes, role)
     return Side(
         path,
         "coco",
@@ -538,6 +546,7 @@ def _load_dataset(  # noqa: C901
         has_scores=has_scores,
         notes=notes,
         federated=federated,
+        skeleton=skeleton,
     )
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["read_results"]
+__all__ = ["read_results", "read_keypoint_results"]
 
 
 @cache
@@ -48,6 +48,92 @@ def _decoder(field: str = "bbox") -> Any:
     return msgspec.json.Decoder(list[ObbResult] if field == "obb" else list[Result])
 
 
+@cache
+def _kpt_decoder() -> Any:
+    import msgspec
+
+    # keypoints stay raw JSON here: they are parsed below, all rows at once
+    kpt_result = msgspec.defstruct(
+        "KptResult",
+        [
+            ("image_id", int),
+            ("category_id", int),
+            ("keypoints", msgspec.Raw),
+            ("score", float),
+            ("bbox", tuple[float, float, float, float] | None, None),
+        ],
+        gc=False,
+    )
+    return msgspec.json.Decoder(list[kpt_result])  # type: ignore[valid-type]
+
+
+def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
+    """Columns of a COCO keypoint results list (``keypoints`` ``[x, y, score] * K``, one K
+    for all rows; ``bbox`` on every row or on none), or ``None`` for anything else (then the
+    validating loader says what is wrong and where). Adds ``keypoints`` (n, K, 3) to
+    :func:`read_results`' columns; ``bbox`` is NaN where the rows give none.
+
+    The rows' ``keypoints`` are kept as raw JSON and decoded together as one flat list of
+    numbers (one typed decode instead of one list per row); a row that is not a flat list of
+    numbers makes that decode fail, and the per-row counts must add up."""
+    import msgspec
+
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        recs = _kpt_decoder().decode(data)
+    except msgspec.DecodeError:
+        return None
+    n = len(recs)
+    if n == 0:
+        return None
+    raws = [bytes(r).strip() for r in map(attrgetter("keypoints"), recs)]
+    if not all(r[:1] == b"[" and r[-1:] == b"]" for r in raws):
+        return None
+    inner = [r[1:-1] for r in raws]
+    del raws
+    lengths = np.fromiter((x.count(b",") + 1 if x.strip() else 0 for x in inner), np.int64, n)
+    m = int(lengths[0])
+    if m == 0 or m % 3 or (lengths != m).any():
+        return None
+    joined = b"[" + b",".join(inner) + b"]"
+    del inner
+    try:
+        flat = msgspec.json.decode(joined, type=list[float])
+    except msgspec.DecodeError:
+        return None
+    del joined
+    if len(flat) != m * n:
+        return None
+    try:
+        image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
+        category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
+    except OverflowError:
+        return None
+    score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
+    kp = np.fromiter(flat, np.float64, m * n).reshape(n, m // 3, 3)
+    del flat
+    boxes = list(map(attrgetter("bbox"), recs))
+    has = [b is not None for b in boxes]
+    if any(has) and not all(has):
+        return None
+    if all(has):
+        bbox = np.fromiter(chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)
+        if not np.isfinite(bbox).all() or (bbox[:, 2:] < 0).any():
+            return None
+    else:
+        bbox = np.full((n, 4), np.nan)
+    if not (np.isfinite(kp).all() and np.isfinite(score).all()):
+        return None
+    return {
+        "image_id": image_id,
+        "category_id": category_id,
+        "bbox": bbox,
+        "score": score,
+        "keypoints": kp,
+    }
+
+
 def read_results(
     data: bytes, jobs: int = 1, *, field: str = "bbox"
 ) -> dict[str, npt.NDArray[np.generic]] | None:
@@ -58,6 +144,8 @@ def read_results(
     rotated boxes instead: ``obb`` (n, 5 float64, ``[cx, cy, w, h, angle]``). ``jobs`` > 1:
     the slices are decoded by that many forked processes (the same columns).
     """
+    if field == "keypoints":
+        return read_keypoint_results(data)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     chunk = _CHUNK

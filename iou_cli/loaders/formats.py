@@ -11,21 +11,22 @@ from dataclasses import dataclass
 class Format:
     """One input format: the module under ``loaders/`` holding its ``read_side``, and what
     it can hold (instance masks for ``--iou-type segm``; rotated boxes for ``--iou-type obb``;
-    a stream: stdin or a pipe)."""
+    keypoints for ``--iou-type keypoints``; a stream: stdin or a pipe)."""
 
     name: str
     module: str
     segm: bool = False
     stream: bool = False
     obb: bool = False
+    keypoints: bool = False
 
 
 REGISTRY: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("coco", "coco", segm=True, stream=True, obb=True),
+        Format("coco", "coco", segm=True, stream=True, obb=True, keypoints=True),
         Format("voc", "voc"),
-        Format("yolo", "yolo", segm=True, obb=True),
+        Format("yolo", "yolo", segm=True, obb=True, keypoints=True),
         Format("yolo-obb", "yolo_obb", obb=True),
         Format("dota", "dota", obb=True),
         Format("yolo-darknet", "yolo"),

@@ -207,13 +207,14 @@ def load_dataset(
         note = _check_categories(pred, gt)
         if note and not any("read as class" in line for line in info):
             info.append(note)
-    if opts.iou_type == "segm":
+    if opts.iou_type in ("segm", "keypoints"):
+        what = "YOLO-seg masks are rasterised" if opts.iou_type == "segm" else "OKS is measured"
         for side in (gt, pred):
             if side.boxes.normalized and len(side.boxes):
                 raise InputError(
                     side.path,
                     None,
-                    "YOLO-seg masks are rasterised at the image's pixel size: give --images DIR "
+                    f"{what} at the image's pixel size: give --images DIR "
                     "or --image-size W,H (or an images/ folder beside labels/)",
                 )
     check_geometry(gt)

@@ -31,6 +31,8 @@ from ..errors import InputError, UsageError
 from .files import is_readable_member, read_text
 from .layout import Listing, find_names, read_names, split_lines
 from .yolo_order import column_order
+from .yolo_pixels import to_pixels
+from .yolo_pose import PoseRows, pose_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..options import LoadOptions
@@ -150,6 +152,10 @@ def load_yolo(  # noqa: C901
     seen_stems: dict[str, str] = {}
     found_names: dict[str, int] = {}  # class names in column 1 without a names list
     polys: list[list[float]] = []  # --iou-type segm: normalised polygon of each row
+    kpts: list[list[float]] = []  # --iou-type keypoints: [x, y, v] * K of each row
+    # pose rows (a data.yaml with kpt_shape): their keypoints are read, or skipped for boxes
+    pose_rows = PoseRows(names_path, pred=pred, boxes_only=iou_type != "keypoints")
+    pose = pose_rows if iou_type == "keypoints" or pose_rows.shape is not None else None
     centre_outside = 0
     total = len(files)
     for fi, rel in enumerate(files):
@@ -172,6 +178,9 @@ def load_yolo(  # noqa: C901
                 continue
             parts = _named_class(parts, names, found_names, file, ln)
             poly: list[float] | None = None
+            if pose is not None:
+                parts, kp = pose.split(parts, file, ln)
+                kpts.append(kp)
             if len(parts) != ncol:
                 seg = _polygon_row(parts, pred, fmt)
                 if seg is not None:
@@ -273,6 +282,7 @@ def load_yolo(  # noqa: C901
         origin=np.arange(n, dtype=np.int64),
         normalized=True,
         masks=[[p] for p in polys] if iou_type == "segm" else None,
+        **(pose_columns(kpts, pose, w, h, pred) if iou_type == "keypoints" and pose else {}),
     )
     rel_paths = [
         os.path.relpath(os.path.join(base, r), path) if os.path.isdir(path) else r for r in files
@@ -303,7 +313,10 @@ def load_yolo(  # noqa: C901
         },
         locator=locator,
         read_paths=read_paths,
+        skeleton=pose.skeleton() if iou_type == "keypoints" and pose else None,
     )
+    if pose is not None:
+        side.notes["info"].extend(pose.info)
     # an empty side stays normalised unless every size is known: it then meets a YOLO
     # side (normalised) as well as a pixel side (scaled, there is nothing to scale)
     sized = np.isfinite(width) & np.isfinite(height)
@@ -387,16 +400,6 @@ def _rectangle(box: list[float]) -> list[float]:
     return [x1, y1, x2, y1, x2, y2, x1, y2]
 
 
-def _scale_masks(masks: list[Any] | None, wi: np.ndarray, hi: np.ndarray) -> list[Any] | None:
-    """Normalised YOLO-seg polygons in pixels (x by the image width, y by its height)."""
-    if masks is None:
-        return None
-    out = []
-    for m, w, h in zip(masks, wi.tolist(), hi.tolist(), strict=True):
-        out.append([[v * (w if i % 2 == 0 else h) for i, v in enumerate(p)] for p in m])
-    return out
-
-
 def _centre_outside(box: list[float], file: str, ln: int) -> bool:
     """A predicted box whose centre lies outside the image: legal (a warning, as for COCO
     boxes outside their image); its width and height must still be sizes."""
@@ -448,45 +451,6 @@ def _is_float(s: str) -> bool:
     return True
 
 
-def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
-    """Scale a normalised side to pixels with per-image ``width``/``height`` (aligned with
-    ``side.images``). Corners are ``(cx -/+ w/2) * W``; the IoU area is the pixel ``w * h``.
-    Images without boxes may have unknown (NaN) sizes."""
-    from dataclasses import replace
-
-    from ..geometry.obb import polygon_area
-
-    b = side.boxes
-    if not b.normalized:
-        return side
-    wi = width[b.image]
-    hi = height[b.image]
-    scale = np.stack([wi, hi, wi, hi], axis=1)
-    obb = None
-    with np.errstate(over="ignore", invalid="ignore"):  # join.check_geometry locates it
-        xyxy = b.xyxy * scale
-        area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
-        if b.obb is not None:  # rotated corners: each x by W, each y by H
-            obb = b.obb * np.tile(scale[:, :2], 4)
-            area = polygon_area(obb)
-    boxes = replace(
-        b,
-        xyxy=xyxy,
-        obb=obb,
-        box_area=area,
-        # a mask's area is the mask's (computed from it), not its box's
-        area=area.copy() if b.masks is None else np.full(len(area), np.nan),
-        masks=_scale_masks(b.masks, wi, hi),
-        normalized=False,
-    )
-    images = replace(
-        side.images,
-        width=np.asarray(width, dtype=np.float64),
-        height=np.asarray(height, dtype=np.float64),
-    )
-    return replace(side, boxes=boxes, images=images)
-
-
 def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
     """The registry's reader: a YOLO folder, file, data.yaml or obj.data. ``--images``: image
     sizes from their headers, and (ground truth) images without a label file are images
@@ -504,7 +468,7 @@ def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bo
         listing=listing,
         iou_type=opts.iou_type,
     )
-    if opts.iou_type == "segm" and side.boxes.normalized:
+    if opts.iou_type in ("segm", "keypoints") and side.boxes.normalized:
         side = _seg_sizes(side, listing)
     return with_listing(side, listing)
 

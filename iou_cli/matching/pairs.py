@@ -8,6 +8,7 @@ number of boxes and pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -169,6 +170,84 @@ def pair_iou_segm(
     return out
 
 
+def sigma_table(ds: Dataset) -> tuple[FloatArray, str]:
+    """The OKS sigmas, (1, K) or per category (C, K), and where they came from: as
+    :func:`iou_cli.geometry.oks.prepare_keypoints` resolved them (resolved here with the
+    file's own or COCO's when the dataset was built without it)."""
+    from ..geometry.oks import resolved_sigmas
+
+    return resolved_sigmas(ds)
+
+
+def pair_oks(
+    ds: Dataset,
+    d_rows: IntArray,
+    g_rows: IntArray,
+    sigmas: FloatArray,
+    *,
+    min_oks: float | None = None,
+) -> FloatArray:
+    """OKS of aligned (prediction row, ground-truth row) arrays; ``sigmas`` (1, K) or
+    (C, K) by the ground truth's category (pycocotools' computeOks; no crowd rule: a crowd
+    ground truth is compared like any other and may absorb many predictions in the matcher).
+
+    ``min_oks``: pairs that provably score below it (:func:`iou_cli.geometry.oks.far_pairs`)
+    are given 0 without computing their OKS; every other pair gets its exact OKS.
+    """
+    from ..geometry.oks import far_pairs
+
+    out = np.zeros(g_rows.shape[0], dtype=np.float64)
+    if g_rows.shape[0] == 0:
+        return out
+    gt, pred = ds.gt, ds.pred
+    if gt.keypoints is None or pred.keypoints is None:
+        raise ValueError("keypoint pairs need keypoints on both sides (--iou-type keypoints)")
+    if min_oks is None or min_oks <= 0:
+        return _pair_oks(ds, d_rows, g_rows, sigmas)
+    far = far_pairs(
+        pred.keypoints,
+        gt.keypoints,
+        kpt_boxes(gt, None),
+        gt.area,
+        sigmas,
+        gt.category,
+        d_rows,
+        g_rows,
+        min_oks,
+    )
+    near = np.flatnonzero(~far)
+    out[near] = _pair_oks(ds, d_rows[near], g_rows[near], sigmas)
+    return out
+
+
+def _pair_oks(ds: Dataset, d_rows: IntArray, g_rows: IntArray, sigmas: FloatArray) -> FloatArray:
+    from ..geometry.oks import oks_from_terms, plane_terms
+
+    gt, pred = ds.gt, ds.pred
+    assert gt.keypoints is not None and pred.keypoints is not None
+    if g_rows.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    box = kpt_boxes(gt, g_rows)
+    sig = sigmas[0] if sigmas.shape[0] == 1 else sigmas[gt.category[g_rows]]
+    pk, gk = pred.keypoints, gt.keypoints
+    # one contiguous plane per coordinate, gathered row-wise (fast take of whole rows)
+    xd, yd = (np.take(np.ascontiguousarray(pk[:, :, j]), d_rows, axis=0) for j in (0, 1))
+    xg, yg = (np.take(np.ascontiguousarray(gk[:, :, j]), g_rows, axis=0) for j in (0, 1))
+    vis = np.take(np.ascontiguousarray(gk[:, :, 2] > 0), g_rows, axis=0)
+    terms = plane_terms(xd, yd, xg, yg, vis, gt.area[g_rows], box, sig)
+    return oks_from_terms(terms)
+
+
+def kpt_boxes(gt: Boxes, g_rows: IntArray | None) -> FloatArray:
+    """The ground truths' own ``x, y, w, h`` (else derived from the corners); all rows
+    when ``g_rows`` is None."""
+    rows: Any = slice(None) if g_rows is None else g_rows
+    if gt.xywh is not None:
+        return gt.xywh[rows]
+    x1, y1, x2, y2 = (gt.xyxy[rows, j] for j in range(4))
+    return np.stack([x1, y1, x2 - x1, y2 - y1], axis=1)
+
+
 def group_pair_iou(
     ds: Dataset,
     iou_type: str,
@@ -178,9 +257,15 @@ def group_pair_iou(
     pair_g: IntArray,
     d_gstart: IntArray,
     d_ng: IntArray,
+    *,
+    min_sim: float | None = None,
 ) -> FloatArray:
     """The similarity of every pair :func:`expand_groups` laid out, by the geometry
-    ``iou_type``: box IoU (``bbox``), mask IoU (``segm``) or rotated-box IoU (``obb``)."""
+    ``iou_type``: box IoU (``bbox``), mask IoU (``segm``), rotated-box IoU (``obb``) or OKS
+    (``keypoints``; pairs provably below ``min_sim`` may be given 0, see :func:`pair_oks`)."""
+    if iou_type == "keypoints":
+        sig = sigma_table(ds)[0]
+        return pair_oks(ds, d_rows[pair_det], g_rows_sorted[pair_g], sig, min_oks=min_sim)
     if iou_type == "segm":
         return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng)
     if iou_type == "obb":

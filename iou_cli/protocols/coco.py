@@ -1,4 +1,5 @@
-"""The COCO protocol, exactly as ``pycocotools.cocoeval.COCOeval`` (iouType bbox/segm).
+"""The COCO protocol, exactly as ``pycocotools.cocoeval.COCOeval`` (iouType bbox, segm and
+keypoints: only the similarity of a pair changes, OKS for keypoints).
 
 Vectorised across all (image, category) groups; the float operations that decide a number
 are the ones pycocotools performs, in the same order:
@@ -34,11 +35,12 @@ from ..matching.accumulate import (
     by_small_key,
 )
 from ..matching.greedy import greedy_match
-from ..matching.pairs import expand_groups, group_keys, group_pair_iou, run_ranks
+from ..matching.pairs import expand_groups, group_keys, group_pair_iou, run_ranks, sigma_table
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import best_f1_threshold, operating_point
 from ..result import Evaluation, Matches, Result, clean
 from . import Protocol
+from .coco_stats import class_stats, stat_keys, stats
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -53,6 +55,13 @@ AREA_RNGS: tuple[tuple[str, float, float], ...] = (
     ("large", 96**2, 1e5**2),
 )
 MAX_DETS = (1, 10, 100)
+# pycocotools Params.setKpParams
+KP_AREA_RNGS: tuple[tuple[str, float, float], ...] = (
+    ("all", 0**2, 1e5**2),
+    ("medium", 32**2, 96**2),
+    ("large", 96**2, 1e5**2),
+)
+KP_MAX_DETS = (20,)
 
 
 @dataclass
@@ -96,6 +105,7 @@ class CocoEvaluation(Evaluation):
     n_det: IntArray  # (K,) predictions per class (all, before maxDets)
     score_order: IntArray  # positions into table.det by descending score (stable)
     op_t: int
+    sigma_source: str = ""  # keypoints: where the OKS sigmas came from
     _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -179,8 +189,11 @@ class CocoEvaluation(Evaluation):
         return rows
 
     def matches(self) -> Matches:
-        """The ``--matches`` rows at the operating point."""
-        return matches_rows(self.dataset, self.table, self.op_t, score_thr=self.score_thr)
+        """The ``--matches`` rows at the operating point (keypoints: ``oks`` = ``iou``)."""
+        m = matches_rows(self.dataset, self.table, self.op_t, score_thr=self.score_thr)
+        if self.params.iou_type == "keypoints":
+            m.columns["oks"] = m.columns["iou"]
+        return m
 
     def result(self) -> Result:
         p = self.params
@@ -197,7 +210,12 @@ class CocoEvaluation(Evaluation):
             "score_thr_source": "given" if p.score_thr is not None else "max-f1",
             "area_ranges_defined": self.area_defined,
         }
+        info: list[str] = []
+        if p.iou_type == "keypoints":
+            params["oks_sigmas"] = self.sigma_source
+            info.append(f"OKS sigmas: {self.sigma_source}")
         return Result(
+            info=info,
             summary=self.summary(),
             per_class=self.per_class(),
             params=params,
@@ -234,6 +252,8 @@ def run(
     g_key = g_group[g_rows]
     g_crowd = gt.iscrowd[g_rows]
     g_base_ign = gt.iscrowd | gt.difficult
+    if params.iou_type == "keypoints" and gt.num_keypoints is not None:
+        g_base_ign = g_base_ign | (gt.num_keypoints == 0)  # pycocotools' _prepare
     if params.honor_ignore:
         g_base_ign = g_base_ign | gt.ignore
     g_base_ign = g_base_ign[g_rows]
@@ -259,8 +279,17 @@ def run(
 
     # ---- candidate pairs: every detection with every ground truth of its group
     pair_det, pair_gt, d_gstart, d_ng = expand_groups(d_group, g_key)
+    sigma_source = sigma_table(ds)[1] if params.iou_type == "keypoints" else ""
     pair_iou = group_pair_iou(
-        ds, params.iou_type, d_rows, g_rows, pair_det, pair_gt, d_gstart, d_ng
+        ds,
+        params.iou_type,
+        d_rows,
+        g_rows,
+        pair_det,
+        pair_gt,
+        d_gstart,
+        d_ng,
+        min_sim=float(thr_eff.min()),
     )
     del d_gstart, d_ng, d_group
 
@@ -375,117 +404,18 @@ def run(
         n_det=np.bincount(pred.category, minlength=K).astype(np.int64),
         score_order=score_order,
         op_t=op_t,
+        sigma_source=sigma_source,
     )
-
-
-def _summarize(
-    ev: CocoEvaluation,
-    *,
-    ap: bool,
-    iou_thr: float | None = None,
-    area: int = 0,
-    max_det_index: int = -1,
-    k: int | None = None,
-) -> float | None:
-    p = ev.params
-    if area != 0 and not ev.area_defined:
-        return None
-    if ap:
-        s = ev.precision
-        if iou_thr is not None:
-            t = np.where(iou_thr == p.iou_thrs)[0]
-            if t.size == 0:
-                return None
-            s = s[t]
-        s = s[:, :, :, area, max_det_index] if k is None else s[:, :, k, area, max_det_index]
-    else:
-        s = ev.recall
-        if iou_thr is not None:
-            t = np.where(iou_thr == p.iou_thrs)[0]
-            if t.size == 0:
-                return None
-            s = s[t]
-        s = s[:, :, area, max_det_index] if k is None else s[:, k, area, max_det_index]
-    vals = s[s > -1]
-    if vals.size == 0:
-        return None
-    return float(np.mean(vals))
-
-
-def _stat_specs(max_dets: tuple[int, ...]) -> list[tuple[str, dict[str, Any]]]:
-    """pycocotools' summary, stat by stat: key and ``_summarize`` arguments."""
-    specs: list[tuple[str, dict[str, Any]]] = [
-        ("AP", {"ap": True}),
-        ("AP50", {"ap": True, "iou_thr": 0.5}),
-        ("AP75", {"ap": True, "iou_thr": 0.75}),
-        ("APs", {"ap": True, "area": 1}),
-        ("APm", {"ap": True, "area": 2}),
-        ("APl", {"ap": True, "area": 3}),
-    ]
-    specs += [(f"AR{m}", {"ap": False, "max_det_index": i}) for i, m in enumerate(max_dets)]
-    specs += [
-        ("ARs", {"ap": False, "area": 1}),
-        ("ARm", {"ap": False, "area": 2}),
-        ("ARl", {"ap": False, "area": 3}),
-    ]
-    return specs
-
-
-def stat_keys(max_dets: tuple[int, ...]) -> list[str]:
-    """The summary's stat keys for these maxDets (``AR<m>`` follow the actual values)."""
-    return [key for key, _ in _stat_specs(max_dets)]
-
-
-def class_stats(ev: CocoEvaluation) -> list[dict[str, float | None]]:
-    """:func:`stats` of every class at once (what ``per_class`` reports), bit-identical to
-    ``stats(ev, k)``: a class's values are all defined or all -1, and ``np.mean`` over a
-    C-contiguous row sums in the same order as over that row alone."""
-    p = ev.params
-    K = ev.recall.shape[1]
-    cols: dict[str, list[float | None]] = {}
-    for key, kw in _stat_specs(p.max_dets):
-        area = int(kw.get("area", 0))
-        if area != 0 and not ev.area_defined:
-            cols[key] = [None] * K
-            continue
-        t_sel: Any = slice(None)
-        if kw.get("iou_thr") is not None:
-            hit = np.flatnonzero(kw["iou_thr"] == p.iou_thrs)
-            if hit.size == 0:
-                cols[key] = [None] * K
-                continue
-            t_sel = slice(int(hit[0]), int(hit[0]) + 1)
-        if kw["ap"]:
-            sub = ev.precision[t_sel, :, :, area, -1]  # (T', R, K)
-        else:
-            sub = ev.recall[t_sel, :, area, int(kw.get("max_det_index", -1))][:, None, :]
-        rows = np.ascontiguousarray(np.moveaxis(sub, 2, 0).reshape(K, sub.shape[0] * sub.shape[1]))
-        valid = rows > -1
-        n_valid = valid.sum(axis=1)
-        means = np.mean(rows, axis=1)
-        out: list[float | None] = []
-        for k in range(K):
-            if n_valid[k] == rows.shape[1]:
-                out.append(float(means[k]))
-            elif n_valid[k] == 0:
-                out.append(None)
-            else:  # mixed (not produced by accumulate): the plain definition
-                out.append(float(np.mean(rows[k][valid[k]])))
-        cols[key] = out
-    return [{key: vals[k] for key, vals in cols.items()} for k in range(K)]
-
-
-def stats(ev: CocoEvaluation, k: int | None = None) -> dict[str, float | None]:
-    """The 12 pycocotools stats (keys ``AR<m>`` follow the actual maxDets)."""
-    return {key: _summarize(ev, k=k, **kw) for key, kw in _stat_specs(ev.params.max_dets)}
 
 
 def _params(opts: Mapping[str, Any]) -> CocoParams:
     thrs = opts.get("iou_thrs")
+    iou_type = opts.get("iou_type", "bbox")
     return CocoParams(
-        iou_type=opts.get("iou_type", "bbox"),
+        iou_type=iou_type,
+        area_rngs=KP_AREA_RNGS if iou_type == "keypoints" else AREA_RNGS,
         iou_thrs=IOU_THRS.copy() if thrs is None else np.asarray(thrs, dtype=np.float64),
-        max_dets=tuple(int(m) for m in opts.get("max_dets") or MAX_DETS),
+        max_dets=_max_dets(opts.get("max_dets"), iou_type),
         honor_ignore=bool(opts.get("honor_ignore", False)),
         op_iou_thr=float(opts.get("iou_thr", 0.5)),
         score_thr=opts.get("score_thr"),
@@ -495,13 +425,21 @@ def _params(opts: Mapping[str, Any]) -> CocoParams:
     )
 
 
+def _max_dets(given: Sequence[int] | None, iou_type: str) -> tuple[int, ...]:
+    """maxDets: given, else pycocotools' default for the IoU type (keypoints: 20)."""
+    if given:
+        return tuple(int(m) for m in given)
+    return KP_MAX_DETS if iou_type == "keypoints" else MAX_DETS
+
+
 @dataclass(frozen=True)
 class Params:
-    """The COCO protocol's own options: ``max_dets`` (pycocotools' maxDets), ``iou_thrs``
+    """The COCO protocol's own options: ``max_dets`` (pycocotools' maxDets; None: 1,10,100,
+    for keypoints 20), ``iou_thrs``
     (the AP thresholds; None: .50:.05:.95), ``honor_ignore`` (a ground truth's own
     ``ignore`` flag also ignores it), ``keep_tables`` (keep every area range's match table)."""
 
-    max_dets: Sequence[int] = MAX_DETS
+    max_dets: Sequence[int] | None = None
     iou_thrs: Sequence[float] | None = None
     honor_ignore: bool = False
     keep_tables: bool = False
@@ -512,8 +450,11 @@ PROTOCOLS = {
         name="coco",
         description="COCO 101-point AP over IoU .50:.95 (pycocotools)",
         params=Params,
-        iou_types=("bbox", "segm", "obb"),
-        summary_keys=lambda opts: stat_keys(tuple(opts.get("max_dets") or MAX_DETS)),
+        iou_types=("bbox", "segm", "obb", "keypoints"),
+        summary_keys=lambda opts: stat_keys(
+            _max_dets(opts.get("max_dets"), opts.get("iou_type", "bbox")),
+            opts.get("iou_type", "bbox"),
+        ),
         run=lambda ds, opts: run(ds, _params(opts)),
         curves="coco",
         bootstrap="coco",

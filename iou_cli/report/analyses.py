@@ -23,7 +23,29 @@ SECTIONS = (
     ("confusion", "--confusion"),
     ("per_image", "--per-image"),
     ("calibration", "--calibration"),
+    ("per_keypoint", "--per-keypoint"),
 )
+# --per-keypoint columns: key, header (terminal / markdown)
+KPT_COLS = (
+    ("n_labelled", "n"),
+    ("within", "within"),
+    ("mean_error", "err/scale"),
+    ("mean_similarity", "sim"),
+    ("visible_not_labelled", "vis!lab"),
+    ("labelled_not_visible", "lab!vis"),
+    ("oks_lost", "OKS lost"),
+    ("share_of_loss", "share"),
+)
+
+
+def _kpt_title(sec: dict[str, Any]) -> str:
+    return (
+        f"Per keypoint: {sec['n_pairs']} true-positive pairs at OKS >= {number(sec['oks_thr'], 2)}"
+        f" (score >= {number(sec['score_thr'], 3)}); predicted visible: third value >= "
+        f"{number(sec['visible_thr'], 2)}"
+    )
+
+
 TOP_N = 10  # terminal/markdown: top confusions, worst images, label-error candidates
 
 
@@ -79,6 +101,15 @@ def csv_table(name: str, section: Any) -> str:
             for r in section["per_class"]
         ]
         return _csv(["name", "n", "ece", "mce"], body)
+    if name == "per_keypoint":
+        keys = ["keypoint", "name", "sigma", *(k for k, _ in KPT_COLS)]
+        return _csv(
+            keys,
+            [
+                [csv_cell(str(r[k])) if k == "name" else csv_value(r[k]) for k in keys]
+                for r in section["keypoints"]
+            ],
+        )
     raise KeyError(name)
 
 
@@ -160,6 +191,18 @@ def to_markdown(extra: dict[str, Any]) -> str:
                 ],
             )
         )
+    kp = extra.get("per_keypoint")
+    if kp is not None:
+        out.append(f"\n**{_kpt_title(kp)}**\n\n")
+        out.append(
+            md_table(
+                ["keypoint", *(h for _, h in KPT_COLS)],
+                [
+                    [md_cell(r["name"]), *(number(r[k], 3) for k, _ in KPT_COLS)]
+                    for r in kp["keypoints"]
+                ],
+            )
+        )
     return "".join(out)
 
 
@@ -238,6 +281,12 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
         )
         for r in cal["per_class"]:
             t.add_row(rich_text(r["name"]), str(r["n"]), number(r["ece"]), number(r["mce"]))
+        parts.append(t)
+    kp = extra.get("per_keypoint")
+    if kp is not None:
+        t = table(_kpt_title(kp), ["keypoint", *(h for _, h in KPT_COLS)])
+        for r in kp["keypoints"]:
+            t.add_row(rich_text(r["name"]), *(number(r[k], 3) for k, _ in KPT_COLS))
         parts.append(t)
     return parts
 

@@ -21,6 +21,7 @@ from .. import __version__
 from ..text import html_text as esc
 from .html_assets import CSS as _CSS
 from .html_assets import JS as _JS
+from .html_keypoints import keypoint_section
 
 _LABELS = {
     "AP": "AP",
@@ -251,6 +252,7 @@ def _class_table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 _TEXT_KEYS = {"image", "name", "kind", "category", "gt_category", "file_name", "class"}
+_LAB_KEYS = ("kind", "image", "category", "score", "gt_category", "iou")  # label errors
 
 
 def _rows_table(rows: Sequence[dict[str, Any]], keys: Sequence[str], sortable: bool = True) -> str:
@@ -356,15 +358,14 @@ def evaluation_report(
     title: str | None = None,
     figures: bool = True,
 ) -> str:
-    """The report of one evaluation: a ``Result`` (with ``extra`` confusion / tide /
-    per_image sections when present) and its ``curves`` dict (``None``: no curve figures)."""
+    """One evaluation's report: a ``Result`` (its ``extra`` analyses) and ``curves`` or None."""
     from ..analysis.sections import plain
 
     extra = plain(getattr(result, "analyses", None) or {})
     inputs = inputs or {}
     if title is None:
-        kind = "Instance segmentation" if result.params.get("iou_type") == "segm" else "Detection"
-        title = f"{kind} evaluation report"
+        kinds = {"segm": "Instance segmentation", "keypoints": "Keypoint"}
+        title = f"{kinds.get(result.params.get('iou_type'), 'Detection')} evaluation report"
     subtitle = " vs ".join(esc(v) for v in inputs.values()) if inputs else ""
     parts = [_header(title, subtitle), _cards(result.summary, result.params)]
     warnings = list(getattr(result, "warnings", []) or [])
@@ -404,15 +405,14 @@ def evaluation_report(
         parts.append(_worst_images(per_image))
     lab = extra.get("label_errors")
     if isinstance(lab, list) and lab and isinstance(lab[0], dict):
-        keys = [
-            k for k in ("kind", "image", "category", "score", "gt_category", "iou") if k in lab[0]
-        ]
+        keys = [k for k in _LAB_KEYS if k in lab[0]]
         parts.append(
             f"<section><h2>Label-error candidates</h2>{_rows_table(lab[:15], keys)}"
             f'<p class="note">The {min(15, len(lab))} most confident of {len(lab)}: a '
             "confident prediction with the wrong class on a ground truth, or on nothing.</p>"
             "</section>"
         )
+    parts.append(keypoint_section(extra, _rows_table))  # "" without --per-keypoint
     cal = by_stem.get("calibration")
     if cal:
         parts.append(f'<section><div class="grid2">{figure_html(cal[1], cal[0])}</div></section>')

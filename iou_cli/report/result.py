@@ -257,8 +257,9 @@ def render_table(
 MATCH_COLUMNS = ("image", "category", "pred_id", "gt_id", "score", "iou", "outcome")
 
 
-# issue 11: a false positive's TIDE error and best-overlapping ground truth (when present)
-ERROR_COLUMNS = ("error", "best_gt_id", "best_gt_class", "best_gt_iou")
+# issue 11: a false positive's TIDE error and best-overlapping ground truth (when present);
+# issue 26: keypoints add ``oks`` (the ``iou`` column's value, named for what it is)
+ERROR_COLUMNS = ("error", "best_gt_id", "best_gt_class", "best_gt_iou", "oks")
 
 
 def matches_csv(matches: Matches) -> str:

@@ -15,7 +15,7 @@ def tables_from_pycoco(ev: Any) -> dict[str, ScoreTable]:
     p = ev.params
     img_index = {i: n for n, i in enumerate(p.imgIds)}
     cat_index = {c: n for n, c in enumerate(p.catIds)}
-    names = ["all", "small", "medium", "large"]
+    names = list(p.areaRngLbl)  # all/small/medium/large (keypoints: all/medium/large)
     n_img, n_area = len(p.imgIds), len(p.areaRng)
     T = len(p.iouThrs)
     out: dict[str, ScoreTable] = {}

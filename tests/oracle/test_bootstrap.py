@@ -310,3 +310,29 @@ def test_lvis_unit_weights_are_the_single_run(tmp_path, seed: int) -> None:
     for k, row in enumerate(res.per_class):
         if row["AP"] is not None:
             assert fast_per[0, k] == pytest.approx(row["AP"], abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_unit_weights_give_the_exact_keypoint_summary(seed: int) -> None:
+    # compare on keypoints: the scorer's AR, AR50, AR75 (and the rest) at unit weights are
+    # pycocotools' keypoint stats bit for bit
+    from iou_cli.analysis.scorers import CocoScorer
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(seed)
+    ev = pycoco_eval(gt, dets, "keypoints")
+    p = ev.params
+    sc = CocoScorer(
+        tables_from_pycoco(ev),
+        n_classes=len(p.catIds),
+        iou_thrs=p.iouThrs,
+        rec_thrs=p.recThrs,
+        max_dets=tuple(p.maxDets),
+    )
+    stats, _ = sc.score(np.ones((2, len(gt["images"])), dtype=np.int32), exact=True)
+    keys = ["AP", "AP50", "AP75", "APm", "APl", "AR", "AR50", "AR75", "ARm", "ARl"]
+    from tests.oracle.pycoco import stats_of
+
+    for key, ref in zip(keys, stats_of(ev), strict=True):
+        got = stats[key]
+        assert np.isnan(got).all() if ref is None else (got == ref).all(), key

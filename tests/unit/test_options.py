@@ -146,6 +146,7 @@ def test_one_ground_truth_read_serves_many_evaluations(
                 "confusion",
                 "per_image",
                 "calibration",
+                "per_keypoint",
                 "tide_pos_thr",
                 "tide_bg_thr",
             },

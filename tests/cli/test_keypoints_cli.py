@@ -1,0 +1,212 @@
+"""The keypoint CLI: the sample equals pycocotools; bad input and bad sigmas are one located
+line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import run
+from tests.oracle.pycoco import pycoco_eval, stats_of
+
+ROOT = Path(__file__).resolve().parents[2]
+KP = ROOT / "sample_data" / "keypoints"
+KEYS = ["AP", "AP50", "AP75", "APm", "APl", "AR", "AR50", "AR75", "ARm", "ARl"]
+
+
+def test_sample_equals_pycocotools(capsys: pytest.CaptureFixture[str]) -> None:
+    preds, gt = KP / "coco" / "preds.json", KP / "coco" / "gt.json"
+    code, out, err = run(
+        [str(preds), str(gt), "--iou-type", "keypoints", "-o", "json", "--per-class"], capsys
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    ref = stats_of(
+        pycoco_eval(json.loads(gt.read_text()), json.loads(preds.read_text()), "keypoints")
+    )
+    assert [doc["summary"][k] for k in KEYS] == ref
+    assert "OKS sigmas: COCO's 17" in err
+    assert doc["params"]["max_dets"] == [20]
+
+
+def _write(tmp: Path, gt: object, dets: object) -> tuple[str, str]:
+    (tmp / "gt.json").write_text(json.dumps(gt))
+    (tmp / "dt.json").write_text(json.dumps(dets))
+    return str(tmp / "dt.json"), str(tmp / "gt.json")
+
+
+@pytest.mark.parametrize(
+    ("edit", "extra", "line"),
+    [
+        (
+            lambda g, d: g["annotations"][0]["keypoints"].__setitem__(5, 3),
+            [],
+            "gt.json:annotations[0].keypoints[5]: visibility flag 3 of keypoint 2",
+        ),
+        (
+            lambda g, d: d[0].pop("keypoints"),
+            [],
+            "dt.json:[0]: missing key 'keypoints'",
+        ),
+        (
+            lambda g, d: None,
+            ["--sigmas", "0.1,0.2"],
+            "--sigmas: 2 sigmas, but the keypoints have K = 3",
+        ),
+        (lambda g, d: None, [], "the keypoints have K = 3, and OKS needs one sigma per keypoint"),
+    ],
+)
+def test_bad_input_one_located_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: object, extra: list[str], line: str
+) -> None:
+    gt = {
+        "images": [{"id": 1}],
+        "categories": [{"id": 1, "name": "p"}],
+        "annotations": [
+            {
+                "id": 1,
+                "image_id": 1,
+                "category_id": 1,
+                "bbox": [0, 0, 9, 9],
+                "area": 50,
+                "iscrowd": 0,
+                "num_keypoints": 3,
+                "keypoints": [1, 1, 2, 2, 2, 2, 3, 3, 2],
+            }
+        ],
+    }
+    dets = [{"image_id": 1, "category_id": 1, "score": 0.5, "keypoints": [1, 1, 1] * 3}]
+    edit(gt, dets)  # type: ignore[operator]
+    d, g = _write(tmp_path, gt, dets)
+    code, _out, err = run([d, g, "--iou-type", "keypoints", *extra], capsys)
+    assert code == 2
+    errors = [ln for ln in err.splitlines() if ln.startswith("iou-eval: error:")]
+    assert len(errors) == 1 and line in errors[0], err
+    assert "Traceback" not in err
+
+
+def test_per_keypoint_needs_keypoints(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _out, err = run(
+        [
+            str(ROOT / "sample_data/coco/preds.json"),
+            str(ROOT / "sample_data/coco/gt.json"),
+            "--per-keypoint",
+        ],
+        capsys,
+    )
+    assert code == 2 and "--per-keypoint needs --iou-type keypoints" in err
+
+
+def test_sigmas_file_and_yolo_pose(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "sigmas.txt"
+    f.write_text("0.05 0.08\n0.08, 0.1 0.1\n")
+    yolo = KP / "yolo"
+    args = [
+        str(yolo / "preds"),
+        str(yolo / "labels"),
+        "--iou-type",
+        "keypoints",
+        "--image-size",
+        "640,480",
+        "-o",
+        "json",
+    ]
+    code, out, err = run([*args, "--sigmas", str(f)], capsys)
+    assert code == 0, err
+    code2, out2, err2 = run(args, capsys)  # the data.yaml's kpt_oks_sigmas: the same values
+    assert code2 == 0 and json.loads(out)["summary"] == json.loads(out2)["summary"]
+    assert "kpt_oks_sigmas" in err2 and "0.53" in err2
+
+
+def test_compare_on_keypoints_with_sigmas(capsys: pytest.CaptureFixture[str]) -> None:
+    yolo = KP / "yolo"
+    common = [
+        "--iou-type",
+        "keypoints",
+        "--image-size",
+        "640,480",
+        "--sigmas",
+        "0.1,0.1,0.1,0.1,0.1",
+    ]
+    code, out, err = run([str(yolo / "preds"), str(yolo / "labels"), *common, "-o", "json"], capsys)
+    assert code == 0, err
+    ap = json.loads(out)["summary"]["AP"]
+    code, out, err = run(
+        [
+            "compare",
+            str(yolo / "preds"),
+            str(yolo / "preds"),
+            str(yolo / "labels"),
+            *common,
+            "-o",
+            "json",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["metrics"]["AP"]["a"] == ap == doc["metrics"]["AP"]["b"]
+    assert doc["metrics"]["AR75"]["delta"] == 0.0
+
+
+def test_ultralytics_pose_predictions_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ultralytics' pose predictions.json (image_id = file stem, file_name, bbox, keypoints
+    # [x, y, conf] * K in pixels, score) against YOLO-pose labels: the same numbers as the
+    # same predictions written as YOLO-pose txt
+    yolo = KP / "yolo"
+    rows = []
+    for f in sorted((yolo / "preds").glob("*.txt")):
+        for line in f.read_text().splitlines():
+            v = [float(x) for x in line.split()]
+            c, cx, cy, w, h, kp, s = v[0], v[1], v[2], v[3], v[4], v[5:-1], v[-1]
+            px = [
+                x * (640.0 if i % 3 == 0 else 480.0) if i % 3 < 2 else x for i, x in enumerate(kp)
+            ]
+            rows.append(
+                {
+                    "image_id": f.stem,
+                    "file_name": f.stem + ".jpg",
+                    "category_id": int(c),
+                    "bbox": [(cx - w / 2) * 640, (cy - h / 2) * 480, w * 640, h * 480],
+                    "keypoints": px,
+                    "score": s,
+                }
+            )
+    pj = tmp_path / "predictions.json"
+    pj.write_text(json.dumps(rows))
+    common = ["--iou-type", "keypoints", "--image-size", "640,480", "-o", "json"]
+    code, out, err = run([str(pj), str(yolo / "labels"), *common], capsys)
+    assert code == 0, err
+    code2, out2, err2 = run([str(yolo / "preds"), str(yolo / "labels"), *common], capsys)
+    assert code2 == 0, err2
+    a, b = json.loads(out)["summary"], json.loads(out2)["summary"]
+    assert [a[k] for k in KEYS[:3]] == [b[k] for k in KEYS[:3]]
+
+
+def test_matches_rows_carry_oks(capsys: pytest.CaptureFixture[str]) -> None:
+    preds, gt = KP / "coco" / "preds.json", KP / "coco" / "gt.json"
+    code, out, err = run([str(preds), str(gt), "--iou-type", "keypoints", "--matches", "-"], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].endswith(",iou,outcome,error,best_gt_id,best_gt_class,best_gt_iou,oks")
+    tp = [ln.split(",") for ln in lines[1:] if ",TP," in ln]
+    assert tp and all(r[5] == r[-1] and 0.5 <= float(r[-1]) <= 1 for r in tp)
+
+
+def test_html_report_has_the_keypoint_section_escaped() -> None:
+    from iou_cli.api import evaluate
+    from iou_cli.report.html import evaluation_report
+
+    gt = json.loads((KP / "coco" / "gt.json").read_text())
+    gt["categories"][0]["keypoints"][0] = "<b>nose</b>"
+    dets = json.loads((KP / "coco" / "preds.json").read_text())
+    r = evaluate(dets, gt, iou_type="keypoints", per_keypoint=True)
+    page = evaluation_report(r, None, figures=False)
+    assert "Keypoint evaluation report" in page and "Per keypoint:" in page
+    assert "&lt;b&gt;nose&lt;/b&gt;" in page and "<b>nose</b>" not in page
+    plain = evaluation_report(evaluate(dets, gt, iou_type="keypoints"), None, figures=False)
+    assert "Per keypoint:" not in plain

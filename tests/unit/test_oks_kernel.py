@@ -1,0 +1,48 @@
+"""The OKS kernel's row sums are NumPy's own (pairwise) sums of each row's kept values, bit
+for bit, for every K (the pycocotools oracle covers K = 1..26; this covers up to 140,
+past NumPy's 128-value block)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iou_cli.geometry.oks import row_sums
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 8, 9, 15, 16, 17, 23, 24, 25, 68, 127, 128, 129, 133])
+def test_row_sums_equal_numpy_sum(k: int) -> None:
+    rng = np.random.default_rng(k)
+    a = np.exp(-rng.random((400, k)) * rng.choice([1e-3, 1.0, 30.0, 300.0], size=(400, 1)))
+    kept = rng.random((400, k)) < rng.uniform(0.05, 1.0, size=(400, 1))
+    kept[:50] = True
+    kept[kept.sum(axis=1) == 0, 0] = True
+    n = kept.sum(axis=1)
+    ours = row_sums(a, kept, n)
+    ref = np.array([np.sum(a[i][kept[i]]) for i in range(a.shape[0])])
+    assert np.array_equal(ours, ref)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_far_pairs_are_only_pairs_below_the_threshold(seed: int) -> None:
+    # the box-gap bound skips pairs: every skipped pair's exact OKS is below the threshold,
+    # and the kept ones are untouched
+    from iou_cli.api import load_pair
+    from iou_cli.matching.pairs import pair_oks, sigma_table
+    from iou_cli.options import LoadOptions
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(seed, with_bbox=False)
+    opts = LoadOptions(iou_type="keypoints", protocol="coco")
+    ds = load_pair(dets, gt, opts)
+    d = np.repeat(np.arange(len(ds.pred)), len(ds.gt))
+    g = np.tile(np.arange(len(ds.gt)), len(ds.pred))
+    sig = sigma_table(ds)[0]
+    exact = pair_oks(ds, d, g, sig)
+    for thr in (0.05, 0.5, 0.9):
+        fast = pair_oks(ds, d, g, sig, min_oks=thr)
+        skipped = fast != exact
+        assert (exact[skipped] < thr).all() and (fast[skipped] == 0).all()
+        assert np.array_equal(fast[exact >= thr], exact[exact >= thr])
+        if thr == 0.5:
+            assert skipped.mean() > 0.2  # the bound does skip far pairs
