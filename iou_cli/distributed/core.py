@@ -37,13 +37,16 @@ class Job:
     gt: Any
     protocol: str
     options: Mapping[str, Any]
-    source: str = "predictions"
+    source: str = "<predictions>"
     token: str = ""  # cache key of the ground truth loaded on a worker
 
     def key(self) -> str:
-        return self.token or hashlib.sha256(
-            json.dumps([self.gt, self.protocol, dict(self.options)], default=str).encode()
-        ).hexdigest()
+        return (
+            self.token
+            or hashlib.sha256(
+                json.dumps([self.gt, self.protocol, dict(self.options)], default=str).encode()
+            ).hexdigest()
+        )
 
 
 _CONTEXTS: dict[str, Any] = {}  # one loaded ground truth per job and worker process
@@ -161,7 +164,7 @@ def state_rows(state: PartialState) -> list[tuple[int, bytes]]:
     for k in np.flatnonzero(has):
         lo, hi = np.searchsorted(cats, k), np.searchsorted(cats, k, side="right")
         sel = order[lo:hi]
-        arrays = {
+        arrays: dict[str, np.ndarray] = {
             "score": state.score[sel],
             "image": state.image[sel],
             "rank": state.rank[sel],
@@ -240,9 +243,7 @@ def combine(job: Job, reduced: Iterable[tuple[int, bytes]]) -> Result:
             )
         covered[imgs] = True
         extra, digests = info["extra"], info["digests"]
-    rest = build_state(
-        ev._gt_ds, job.protocol, ev._options, image_mask=~covered, fp=ev._fp
-    )
+    rest = build_state(ev._gt_ds, job.protocol, ev._options, image_mask=~covered, fp=ev._fp)
     if any(d != _digest(rest.header) for d in digests):
         raise UsageError(
             "distributed evaluation: the workers' ground truth or options differ from the "

@@ -32,9 +32,7 @@ def _ray() -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the install
         from ..errors import UsageError
 
-        raise UsageError(
-            "iou_cli.distributed.ray needs Ray: pip install 'iou-eval[ray]'"
-        ) from exc
+        raise UsageError("iou_cli.distributed.ray needs Ray: pip install 'iou-eval[ray]'") from exc
     return ray
 
 
@@ -53,7 +51,7 @@ def evaluate(
     :func:`iou_cli.evaluate`'s protocols (``iou_type``, ``max_dets``, ``iou_thrs``, ...)."""
     ray = _ray()
     check_protocol(protocol)
-    source = "predictions"
+    source = "<predictions>"  # as the library names in-memory predictions
     if isinstance(predictions, (str, Sequence)) and not hasattr(predictions, "schema"):
         paths = [predictions] if isinstance(predictions, str) else list(predictions)
         source = ",".join(str(p) for p in paths)
@@ -68,11 +66,34 @@ def evaluate(
     combine_job = Job(gt=ground_truth, protocol=protocol, options=opts, source=source)
     n_buckets = int(buckets or max(2, 2 * int(ray.cluster_resources().get("CPU", 1))))
 
-    ds = predictions
-    if order is None:
-        ds = ds.zip(ray.data.range(ds.count()).rename_columns({"id": ORDER}))
-    else:
-        ds = ds.rename_columns({order: ORDER})
+    ds = predictions if order is None else predictions.rename_columns({order: ORDER})
+    ctx = ray.data.DataContext.get_current()
+    keep = ctx.execution_options.preserve_order
+    ctx.execution_options.preserve_order = True  # the rows numbered in the dataset's order
+    try:
+        if order is None:
+            ds = _numbered(ray, ds)
+        return _run(ray, ds, job, combine_job, gt_ref, n_buckets)
+    finally:
+        ctx.execution_options.preserve_order = keep
+
+
+def _numbered(ray: Any, ds: Any) -> Any:
+    """The rows with their position in the dataset (``Dataset.zip`` with a range, under
+    order-preserving execution); give ``order=`` where the dataset's order is not the
+    predictions' file order, or where this Ray has no ``zip``."""
+    import warnings
+
+    if not hasattr(ds, "zip"):
+        from ..errors import UsageError
+
+        raise UsageError("this Ray cannot number the rows: give order='<column>'")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ds.zip(ray.data.range(ds.count()).rename_columns({"id": ORDER}))
+
+
+def _run(ray: Any, ds: Any, job: Job, combine_job: Job, gt_ref: Any, n_buckets: int) -> Result:
 
     def add_bucket(batch: Any) -> Any:
         import pandas as pd

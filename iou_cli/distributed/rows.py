@@ -75,9 +75,7 @@ def concat_meta(payloads: Iterable[bytes]) -> bytes:
         digests.update(info["digests"])
         for k, v in info["extra"].items():
             extra[k] = max(extra.get(k, v), v) if k.startswith("max_") else extra.get(k, 0) + v
-    return pack(
-        {"images": np.concatenate(images)}, {"extra": extra, "digests": sorted(digests)}
-    )
+    return pack({"images": np.concatenate(images)}, {"extra": extra, "digests": sorted(digests)})
 
 
 def first_error(payloads: Iterable[bytes]) -> bytes:

@@ -54,7 +54,7 @@ def evaluate(
     one); ``options``: those of :func:`iou_cli.evaluate`'s protocols."""
     session_cls, F = _spark()
     check_protocol(protocol)
-    source = "predictions"
+    source = "<predictions>"  # as the library names in-memory predictions
     if isinstance(predictions, (str, Sequence)) and not hasattr(predictions, "schema"):
         paths = [predictions] if isinstance(predictions, str) else list(predictions)
         source = ",".join(str(p) for p in paths)

@@ -45,7 +45,7 @@ def test_worker_error_is_reported_located() -> None:
     with pytest.raises(InputError) as err:
         plan(gt, dets, "coco", 2, 0)
     e = err.value
-    assert e.path == "predictions"
+    assert e.path == "<predictions>"
     assert (e.where or "").startswith("[4]"), e.where
     assert "bbox" in e.message()
 
@@ -57,5 +57,7 @@ def test_worker_crash_names_the_place() -> None:
     except ZeroDivisionError as exc:
         cat, payload = core.error_row(job, exc, None)
     assert cat == rows.ERROR
-    with pytest.raises(InputError, match=r"predictions:worker, in test_worker_crash.*ZeroDivisionError: boom"):
+    with pytest.raises(
+        InputError, match=r"<predictions>:worker, in test_worker_crash.*ZeroDivisionError: boom"
+    ):
         core.raise_error(payload)
