@@ -60,7 +60,7 @@ format: $(TSTAMP)
 
 # Benchmark-only anchors (never runtime dependencies).
 $(VENV)/.bench-stamp: $(STAMP)
-	$(PIP) install faster-coco-eval hotcoco
+	$(PIP) install faster-coco-eval hotcoco shapely
 	touch $@
 
 bench: $(VENV)/.bench-stamp
@@ -70,6 +70,9 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 1 --tools iou-eval,iou-eval+analyses
 	$(BIN)/python bench/lvis_bench.py
 	$(BIN)/python bench/compare.py
+	$(BIN)/python bench/panoptic_bench.py
+	$(BIN)/python bench/obb_bench.py
+	$(BIN)/python bench/jobs.py --scale 10
 
 bench-10x: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 10

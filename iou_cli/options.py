@@ -15,7 +15,8 @@ class LoadOptions:
 
     pred_format: str | None = None  # None: detect; else one of FORMATS
     gt_format: str | None = None
-    iou_type: str = "bbox"  # "bbox" or "segm"
+    iou_type: str = "bbox"  # "bbox", "segm" or "obb" (rotated boxes)
+    angle_unit: str = "rad"  # COCO obb angles: "rad" (hotcoco) or "deg"
     names: str | None = None  # class-names file for both sides (YOLO)
     gt_names: str | None = None
     pred_names: str | None = None
@@ -31,6 +32,7 @@ class LoadOptions:
     protocol: str | None = None  # the evaluation's protocol: which sizes are needed
     # progress(side, done, total): called while reading many files (CLI draws a bar)
     progress: Callable[[str, int, int], None] | None = None
+    jobs: int = 1  # processes decoding a big COCO results list (--jobs, issue 24)
 
     def names_for(self, role: str) -> str | None:
         """The class-names file of one side: its own (``--pred-names``/``--gt-names``),

@@ -15,6 +15,8 @@ from .output import add_meta, emit, print_table, report_output, title_of
 from .params import (
     P_OUTPUTS,
     AgnosticOpt,
+    AllPointOpt,
+    AngleUnitOpt,
     CalibrationOpt,
     ClassesOpt,
     ConfusionOpt,
@@ -66,7 +68,7 @@ EVALUATE_HELP = (
     "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
     "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
     "folder; predictions come first.\n\n"
-    "Other verbs: iou, segment, labels, compare (iou-eval VERB --help). "
+    "Other verbs: iou, segment, labels, panoptic, compare, merge (iou-eval VERB --help). "
     "Shell completion: iou-eval --install-completion. Version: iou-eval --version."
 )
 
@@ -115,6 +117,8 @@ def evaluate_cmd(
     fail_over: FailOverOpt = None,
     honor_ignore: HonorIgnoreOpt = False,
     plus_one: PlusOneOpt = False,
+    all_point: AllPointOpt = False,
+    angle_unit: AngleUnitOpt = "rad",
     pred_format: PredFormatOpt = None,
     gt_format: GtFormatOpt = None,
     names: NamesOpt = None,
@@ -154,6 +158,8 @@ def evaluate_cmd(
     if predictions == "-" and ground_truth == "-":
         raise UsageError("only one of PREDICTIONS and GROUND_TRUTH can be - (stdin)")
     op_iou = tp_iou_value(tp_iou, iou_thr)
+    if protocol == "dota" and iou_type == "bbox":
+        iou_type = "obb"  # the DOTA protocol scores rotated boxes only
     whole: dict[str, Any] = {"--matches": matches, "--fail-under": fail_under}
     whole["--fail-over"] = fail_over
     whole.update({"--curves": curves, "--plots": plots, "--report": report, "-o": output})
@@ -192,6 +198,7 @@ def evaluate_cmd(
         "iou_thrs": thrs,
         "honor_ignore": honor_ignore,
         "plus_one": plus_one,
+        "all_point": all_point,
     }
     # option errors, gate-key typos and gates pointing the wrong way fail before the work:
     # the keys come from the protocol
@@ -248,6 +255,7 @@ def evaluate_cmd(
             split=split,
             image_map=image_map,
             voc_origin=voc_origin,
+            angle_unit=angle_unit,
             jobs=jobs,
             **protocol_options,
         )

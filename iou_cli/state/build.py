@@ -33,6 +33,8 @@ def fingerprint(ds: Dataset) -> str:
         h.update(np.ascontiguousarray(arr).tobytes())
         h.update(b"|")
     h.update(np.ascontiguousarray(g.difficult).tobytes())
+    if g.obb is not None:  # rotated boxes: their corners decide the IoU
+        h.update(np.ascontiguousarray(g.obb).tobytes())
     h.update(repr([str(k) for k in ds.images.keys]).encode())
     h.update(
         repr(

@@ -122,4 +122,4 @@ def parallel_result(ds: Dataset, protocol: str, options: Mapping[str, Any], jobs
     """The Result of ``ds`` matched by ``jobs`` workers and reduced here."""
     from .reduce import result
 
-    return result(parallel_state(ds, protocol, options, jobs))
+    return result(parallel_state(ds, protocol, options, jobs), resolve_jobs(jobs))

@@ -70,13 +70,22 @@ def test_merge_prints_what_the_one_shot_run_prints(
     assert _no_seconds(merged[1]) == _no_seconds(one[1])
 
 
-def test_jobs_equal_one_process(capsys: pytest.CaptureFixture[str]) -> None:
-    args = [str(COCO[0]), str(COCO[1]), "-o", "json", "--per-class", "-q"]
+@pytest.mark.parametrize("case", list(CASES))
+def test_jobs_equal_one_process(capsys: pytest.CaptureFixture[str], case: str) -> None:
+    inputs, extra = CASES[case]
+    args = [str(inputs[0]), str(inputs[1]), *extra, "-o", "json", "--per-class", "-q"]
     one = run(args, capsys)
-    for jobs in ("2", "0"):
+    for jobs in ("2", "0") if case == "coco" else ("2",):
         code, out, err = run([*args, "--jobs", jobs], capsys)
         assert code == 0, err
         assert _no_seconds(out) == _no_seconds(one[1])
+
+
+def test_jobs_with_an_analysis_run_in_one_process(capsys: pytest.CaptureFixture[str]) -> None:
+    args = [str(COCO[0]), str(COCO[1]), "-o", "json", "--tide"]
+    code, out, err = run([*args, "--jobs", "2"], capsys)
+    assert code == 0 and "--jobs: analyses and --matches read the whole match table" in err
+    assert _no_seconds(out) == _no_seconds(run([*args, "-q"], capsys)[1])
 
 
 def test_gates_on_the_merged_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -193,3 +193,19 @@ def test_usage_errors(scene: Any) -> None:
         Evaluator(copy.deepcopy(gt)).update(
             [{"boxes": np.zeros((0, 4)), "scores": [], "labels": []}]
         )
+
+
+def test_parallel_decode_gives_the_same_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from iou_cli.loaders import fastcoco
+
+    _, dets = random_scene(5, n_images=40, n_cats=4)
+    data = json.dumps(dets, indent=1).encode()
+    one = fastcoco.read_results(data)
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 1)
+    two = fastcoco.read_results(data, jobs=3)
+    assert one is not None and two is not None
+    for key in one:
+        assert np.array_equal(one[key], two[key]) and one[key].dtype == two[key].dtype
+    # a slice that is not a plain record list declines the whole file, as one process does
+    bad = data.replace(b'"score"', b'"score": {"nested": 1}, "x"', 1)
+    assert fastcoco.read_results(bad, jobs=3) is None
