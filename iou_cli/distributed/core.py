@@ -148,6 +148,17 @@ def _digest(header: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(h, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _small(values: np.ndarray) -> np.ndarray:
+    """Integers in the smallest unsigned dtype that holds them (int64 if any is negative)."""
+    if values.size and int(values.min()) < 0:
+        return values.astype(np.int64)
+    top = int(values.max()) if values.size else 0
+    for dt in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(dt).max:
+            return values.astype(dt)
+    return values.astype(np.uint64)
+
+
 def state_rows(state: PartialState) -> list[tuple[int, bytes]]:
     """A state cut into per-class rows and one META row."""
     out: list[tuple[int, bytes]] = []
@@ -166,8 +177,8 @@ def state_rows(state: PartialState) -> list[tuple[int, bytes]]:
         sel = order[lo:hi]
         arrays: dict[str, np.ndarray] = {
             "score": state.score[sel],
-            "image": state.image[sel],
-            "rank": state.rank[sel],
+            "image": _small(state.image[sel]),
+            "rank": _small(state.rank[sel]),
             "bits": state.bits[sel],
             "iou": iou[sel][flags_op[sel]],
         }
