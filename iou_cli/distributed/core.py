@@ -75,6 +75,22 @@ def check_protocol(protocol: str) -> None:
         )
 
 
+def check_columns(names: Any, source: str, order: str | None) -> None:
+    """Refuse (on the driver, before any task) a table without the COCO result columns."""
+    have = set(names)
+    need = ["image_id", "category_id", "score"] + ([order] if order else [])
+    missing = [c for c in need if c not in have]
+    if not ({"bbox", "segmentation"} & have):
+        missing.append("bbox (or segmentation)")
+    if missing:
+        raise InputError(
+            source,
+            "columns",
+            f"expected COCO result rows, missing column(s) {', '.join(missing)} "
+            f"(columns: {', '.join(sorted(map(str, have))) or 'none'})",
+        )
+
+
 def _plain(value: Any) -> Any:
     """A value from a DataFrame cell as plain Python (arrays as lists, NumPy scalars)."""
     if isinstance(value, np.ndarray):

@@ -22,7 +22,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..result import Result
-from .core import BUCKET, ORDER, Job, check_protocol, combine, map_bucket, reduce_rows
+from .core import (
+    BUCKET,
+    ORDER,
+    Job,
+    check_columns,
+    check_protocol,
+    combine,
+    map_bucket,
+    reduce_rows,
+)
 
 
 def _ray() -> Any:
@@ -66,6 +75,7 @@ def evaluate(
     combine_job = Job(gt=ground_truth, protocol=protocol, options=opts, source=source)
     n_buckets = int(buckets or max(2, 2 * int(ray.cluster_resources().get("CPU", 1))))
 
+    check_columns(predictions.schema().names, source, order)
     ds = predictions if order is None else predictions.rename_columns({order: ORDER})
     ctx = ray.data.DataContext.get_current()
     keep = ctx.execution_options.preserve_order

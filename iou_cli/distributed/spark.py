@@ -21,7 +21,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..result import Result
-from .core import BUCKET, ORDER, Job, check_protocol, combine, map_bucket, reduce_rows
+from .core import (
+    BUCKET,
+    ORDER,
+    Job,
+    check_columns,
+    check_protocol,
+    combine,
+    map_bucket,
+    reduce_rows,
+)
 
 _SCHEMA = "category long, payload binary"
 
@@ -72,6 +81,7 @@ def evaluate(
     job = Job(gt=gt, protocol=protocol, options=opts, source=source, token=token)
     combine_job = Job(gt=ground_truth, protocol=protocol, options=opts, source=source)
 
+    check_columns(predictions.columns, source, order)
     df = predictions
     if order is None:
         df = df.withColumn(ORDER, F.monotonically_increasing_id())

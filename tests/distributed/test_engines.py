@@ -22,6 +22,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
 ]
 
+MISSING = r"<predictions>:columns: .*missing column\(s\) score"
 ENGINE_CASES = [("coco-bbox", 1), ("lvis-bbox", 3), ("voc", 4)]
 
 
@@ -77,6 +78,9 @@ def test_ray_end_to_end(tmp_path: Path) -> None:
         gt_path.write_text(json.dumps(gt))
         same(evaluate(dets, gt), iou_ray.evaluate(path, str(gt_path), order="row", buckets=2))
         _check_error(lambda d, g: iou_ray.evaluate(ray.data.from_pandas(frame(d)), g), gt, dets)
+        no_score = ray.data.from_pandas(frame(dets).drop(columns=["score"]))
+        with pytest.raises(InputError, match=MISSING):
+            iou_ray.evaluate(no_score, gt)
     finally:
         ray.shutdown()
 
@@ -123,3 +127,6 @@ def test_spark_end_to_end(spark: Any, tmp_path: Path) -> None:
         iou_spark.evaluate(path, str(gt_path), order="row", spark=spark, buckets=2),
     )
     _check_error(lambda d, g: iou_spark.evaluate(spark.createDataFrame(frame(d)), g), gt, dets)
+    no_score = spark.createDataFrame(frame(dets).drop(columns=["score"]))
+    with pytest.raises(InputError, match=MISSING):
+        iou_spark.evaluate(no_score, gt)

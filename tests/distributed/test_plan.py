@@ -61,3 +61,9 @@ def test_worker_crash_names_the_place() -> None:
         InputError, match=r"<predictions>:worker, in test_worker_crash.*ZeroDivisionError: boom"
     ):
         core.raise_error(payload)
+
+
+def test_missing_columns_are_refused_on_the_driver() -> None:
+    with pytest.raises(InputError, match=r"preds.parquet:columns: .*missing column\(s\) score, "):
+        core.check_columns(["image_id", "category_id", "bbox"], "preds.parquet", "row")
+    core.check_columns(["image_id", "category_id", "score", "segmentation"], "p", None)
