@@ -72,6 +72,7 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/compare.py
 	$(BIN)/python bench/panoptic_bench.py
 	$(BIN)/python bench/obb_bench.py
+	$(BIN)/python bench/dropin_bench.py
 	$(BIN)/python bench/jobs.py --scale 10
 
 bench-10x: $(VENV)/.bench-stamp

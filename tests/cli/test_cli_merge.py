@@ -172,3 +172,25 @@ def test_partial_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     _refused([p, g, "--partial", g], capsys, "refusing to overwrite")
     _refused([p, g, "--jobs", "-1"], capsys, "--jobs")
     _refused(["merge", out, out], capsys, "given twice")
+
+
+def test_rotated_boxes_merge_and_dota_falls_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.cli.test_cli_obb import GT, TASK1, write_tree
+
+    gt = str(write_tree(tmp_path / "val" / "labelTxt", GT))
+    pred = str(write_tree(tmp_path / "results", TASK1))
+    parts = []
+    for k in (1, 2):
+        out = str(tmp_path / f"obb{k}.iou")
+        assert run([pred, gt, "--shard", f"{k}/2", "--partial", out, "-q"], capsys)[0] == 0
+        parts.append(out)
+    one = run([pred, gt, "-o", "csv", "--per-class", "-q"], capsys)
+    assert run(["merge", *parts, "-o", "csv", "--per-class", "-q"], capsys)[:2] == one[:2]
+    args = [pred, gt, "--protocol", "dota", "-o", "csv", "--per-class"]
+    code, out, err = run([*args, "--jobs", "2"], capsys)
+    assert code == 0 and "--protocol dota has no mergeable state yet: one process" in err
+    assert out == run([*args, "-q"], capsys)[1]
+    _refused([*args, "--partial", str(tmp_path / "d.iou")], capsys, "--per-class")
+    _refused([pred, gt, "--protocol", "dota", "--partial", str(tmp_path / "d.iou")], capsys, "dota")
