@@ -424,13 +424,11 @@ def evaluate_dataset(
 
     result.warnings.extend(input_warnings(ds, opts.get("max_dets")))
     zero = zero_ap_warning(ds, result.summary)
-    if zero:
-        result.warnings.insert(len(result.warnings) - (1 if _skipped(ds) else 0), zero)
     from .box_hints import box_format_hint
 
     fmt_hint = box_format_hint(ds, result.summary)
-    if fmt_hint:
-        result.warnings.insert(len(result.warnings) - (1 if _skipped(ds) else 0), fmt_hint)
+    at = len(result.warnings) - (1 if _skipped(ds) else 0)  # before the skipped-rows line
+    result.warnings[at:at] = [w for w in (zero, fmt_hint) if w]
     return result
 
 

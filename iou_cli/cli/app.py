@@ -72,8 +72,8 @@ app.command("segment", epilog=tasks.SEGMENT_EXAMPLES)(tasks.segment_cmd)
 app.command("labels", epilog=tasks.LABELS_EXAMPLES)(tasks.labels_cmd)
 app.command("panoptic", epilog=panoptic.PANOPTIC_EXAMPLES)(panoptic.panoptic_cmd)
 app.command("compare", epilog=compare.COMPARE_EXAMPLES)(compare.compare_cmd)
-app.command("merge", epilog=merge.MERGE_EXAMPLES)(merge.merge_cmd)
 app.command("explain", epilog=explain.EXPLAIN_EXAMPLES)(explain.explain_cmd)
+app.command("merge", epilog=merge.MERGE_EXAMPLES)(merge.merge_cmd)
 VERBS = frozenset(c.name for c in app.registered_commands if c.name)
 
 
