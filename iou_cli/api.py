@@ -385,9 +385,6 @@ def partial(
     def part(ds: Dataset, protocol: str, opts: dict[str, Any]) -> Any:
         state = shard_state(ds, protocol, opts, shard, jobs)
         state.header["warnings"] = input_warnings(ds, opts.get("max_dets"))
-        from .data import fingerprint
-
-        state.header["gt_fingerprint"] = fingerprint(ds)  # informative: the report's meta
         return state
 
     return evaluate(predictions, ground_truth, _partial=part, **options)
@@ -408,9 +405,6 @@ def evaluate_dataset(
             from .state.jobs import parallel_result
 
             result = parallel_result(ds, protocol, options, jobs)
-            from .data import fingerprint
-
-            result.meta["gt_fingerprint"] = fingerprint(ds)  # the reduce's dataset is a skeleton
         else:
             result = p.run(ds, opts).result()
     except MemoryError:  # never "out of memory" alone: say what asked for it

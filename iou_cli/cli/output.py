@@ -158,7 +158,6 @@ def add_meta(
     result: Any, predictions: str, ground_truth: str, protocol: str, seconds: float
 ) -> None:
     """JSON ``meta``: what produced this report (warnings name their first offenders)."""
-    known = (result.meta or {}).get("gt_fingerprint")  # set where the dataset is a skeleton
     result.meta = {
         "version": __version__,
         "predictions": predictions,
@@ -167,13 +166,14 @@ def add_meta(
         "seconds": round(seconds, 3),
         "warnings": list(result.warnings),
     }
+    fp = getattr(result, "gt_fingerprint", None)
     ds = getattr(getattr(result, "evaluation", None), "dataset", None)
-    if known:
-        result.meta["gt_fingerprint"] = known
-    elif ds is not None:  # compare warns when two reports' ground truths differ
+    if fp is None and ds is not None:
         from ..data import fingerprint
 
-        result.meta["gt_fingerprint"] = fingerprint(ds)
+        fp = fingerprint(ds)
+    if fp is not None:  # compare warns when two reports' ground truths differ
+        result.meta["gt_fingerprint"] = fp
 
 
 def clock() -> float:

@@ -7,7 +7,6 @@ part's records are those the whole run would give its images.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..data import Dataset
+from ..data import Dataset, fingerprint
 from ..result import Evaluation, clean
 from .partial import PartialState, pack_flags
 
@@ -23,29 +22,6 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 FORMAT_PROTOCOLS = ("coco", "lvis", "voc", "voc07")
-
-
-def fingerprint(ds: Dataset) -> str:
-    """A digest of the ground truth as evaluated (boxes, flags, image and category tables)."""
-    h = hashlib.sha256()
-    g = ds.gt
-    for arr in (g.xyxy, g.box_area, g.area, g.image, g.category, g.iscrowd, g.ignore):
-        h.update(np.ascontiguousarray(arr).tobytes())
-        h.update(b"|")
-    h.update(np.ascontiguousarray(g.difficult).tobytes())
-    if g.obb is not None:  # rotated boxes: their corners decide the IoU
-        h.update(np.ascontiguousarray(g.obb).tobytes())
-    h.update(repr([str(k) for k in ds.images.keys]).encode())
-    h.update(
-        repr(
-            [(str(i), n) for i, n in zip(ds.categories.ids, ds.categories.names, strict=True)]
-        ).encode()
-    )
-    fed = ds.federated
-    if fed is not None:
-        for arr in (fed.neg_ptr, fed.neg_cat, fed.nel_ptr, fed.nel_cat, fed.frequency):
-            h.update(np.ascontiguousarray(arr).tobytes())
-    return "sha256:" + h.hexdigest()
 
 
 def restrict(ds: Dataset, image_mask: BoolArray) -> tuple[Dataset, IntArray]:

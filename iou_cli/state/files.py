@@ -60,6 +60,4 @@ def merge_result(paths: Sequence[str], *, allow_overlap: bool = False) -> Result
             "images' ground truths are not counted (is a shard missing?)"
         )
     res.meta = {"inputs": state.header.get("inputs")}
-    if state.header.get("gt_fingerprint"):  # the report's (compare checks it)
-        res.meta["gt_fingerprint"] = state.header["gt_fingerprint"]
     return res

@@ -52,6 +52,7 @@ def result(state: PartialState, jobs: int = 1) -> Result:
     """``evaluation(state).result()``, with what the state counted in place of the
     dataset's lengths (LVIS's evaluated predictions and ground truths)."""
     res = evaluation(state, jobs).result()
+    res.gt_fingerprint = str(state.header.get("fingerprint") or "") or None
     if state.header["protocol"] == "lvis":
         res.params["evaluated_predictions"] = int(state.extra.get("n_eval_pred", 0))
         res.params["evaluated_ground_truths"] = int(state.extra.get("n_eval_gt", 0))
