@@ -56,7 +56,7 @@ def plan(
     emitted: list[tuple[int, bytes]] = []
     for _, part in df.groupby(core.BUCKET):
         emitted += core.map_bucket(job, part.sample(frac=1.0, random_state=int(rng.integers(99))))
-    rng.shuffle(emitted)  # type: ignore[arg-type]
+    rng.shuffle(emitted)
     by_cat: dict[int, list[bytes]] = {}
     for c, p in emitted:
         by_cat.setdefault(c, []).append(p)

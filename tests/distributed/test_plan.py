@@ -33,7 +33,10 @@ def test_images_without_predictions_count_their_ground_truth() -> None:
 def test_payload_round_trip() -> None:
     import numpy as np
 
-    arrays = {"a": np.arange(5, dtype=np.int64), "b": np.ones((2, 3), dtype=np.uint8)}
+    arrays: dict[str, np.ndarray] = {
+        "a": np.arange(5, dtype=np.int64),
+        "b": np.ones((2, 3), dtype=np.uint8),
+    }
     out, info = rows.unpack(rows.pack(arrays, {"x": 1}))
     assert info == {"x": 1}
     assert all(np.array_equal(out[k], arrays[k]) for k in arrays)
