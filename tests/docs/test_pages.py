@@ -1,0 +1,43 @@
+"""The site's pages: the README stays a front page, the nav lists every page, and every test
+file a page names exists (a moved or renamed test must take its documentation along)."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from tests.docs.examples import DOCS, ROOT, pages
+
+
+def _nav_files(nav: object) -> list[str]:
+    if isinstance(nav, str):
+        return [nav]
+    if isinstance(nav, list):
+        return [f for item in nav for f in _nav_files(item)]
+    if isinstance(nav, dict):
+        return [f for v in nav.values() for f in _nav_files(v)]
+    return []
+
+
+def test_readme_is_a_front_page() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200
+
+
+def test_nav_lists_every_page() -> None:
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    nav = set(_nav_files(config["nav"]))
+    on_disk = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    assert nav == on_disk
+
+
+def test_named_test_files_exist() -> None:
+    named = {
+        (page.relative_to(ROOT).as_posix(), m.group(0))
+        for page in pages()
+        for m in re.finditer(r"tests/[\w/]+\.(?:py|json)", page.read_text(encoding="utf-8"))
+    }
+    assert len(named) >= 20
+    missing = sorted(f"{page}: {path}" for page, path in named if not (ROOT / path).exists())
+    assert not missing
