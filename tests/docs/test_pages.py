@@ -4,7 +4,9 @@ file a page names exists (a moved or renamed test must take its documentation al
 from __future__ import annotations
 
 import re
+import subprocess
 
+import pytest
 import yaml
 
 from tests.docs.examples import DOCS, ROOT, pages
@@ -41,3 +43,18 @@ def test_named_test_files_exist() -> None:
     assert len(named) >= 20
     missing = sorted(f"{page}: {path}" for page, path in named if not (ROOT / path).exists())
     assert not missing
+
+
+@pytest.mark.slow
+def test_make_demo_prints_the_table() -> None:
+    """`make demo`, the set-up command README.md and docs/install.md show, on this checkout
+    (its virtual environment exists once the suite runs, so this is the demo run alone)."""
+    p = subprocess.run(
+        ["make", "--no-print-directory", "demo"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "person" in p.stdout and "0.4861" in p.stdout
