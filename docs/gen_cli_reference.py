@@ -52,10 +52,20 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _program() -> list[str]:
+    """How to start the installed program: ``python -m iou_cli``, else the console script."""
+    import importlib.util
+
+    if importlib.util.find_spec("iou_cli.__main__") is not None:
+        return [sys.executable, "-m", "iou_cli"]
+    script = Path(sys.executable).with_name("iou-eval")
+    return [str(script) if script.exists() else "iou-eval"]
+
+
 def run_help(args: list[str]) -> str:
     """The program's help for ``args``, trailing blanks removed, no colour codes."""
     p = subprocess.run(
-        [sys.executable, "-m", "iou_cli", *args, "--help"],
+        [*_program(), *args, "--help"],
         capture_output=True,
         text=True,
         encoding="utf-8",

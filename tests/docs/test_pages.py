@@ -3,8 +3,10 @@ file a page names exists (a moved or renamed test must take its documentation al
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
+from types import ModuleType
 
 import pytest
 import yaml
@@ -58,3 +60,23 @@ def test_make_demo_prints_the_table() -> None:
     )
     assert p.returncode == 0, p.stderr
     assert "person" in p.stdout and "0.4861" in p.stdout
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "gen_cli_reference", DOCS / "gen_cli_reference.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cli_reference_covers_every_verb() -> None:
+    gen = _generator()
+    text = "Other verbs: iou, segment,\n labels, compare (iou-eval VERB --help). Shell completion"
+    verbs = gen.verbs(text)
+    assert verbs[0] == "evaluate" and {"iou", "segment", "labels", "compare"} <= set(verbs)
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    for verb in verbs[1:]:
+        assert f"$ iou-eval {verb} --help" in page
