@@ -21,7 +21,8 @@ from typing import Any, Union
 from .data import Dataset, Side
 from .errors import ResourceError, UsageError
 from .limits import check_ranges
-from .loaders import FORMATS, LoadOptions
+from .loaders import FORMATS
+from .options import LoadOptions
 from .result import Result
 
 IOU_TYPES = ("bbox", "segm")
@@ -54,18 +55,18 @@ def load(
     iou_type: str = "bbox",
 ) -> Side:
     """Read one side (``role`` "pred" or "gt") into columns."""
-    from .loaders.sniff import load_side
+    from .loaders import load_side
 
     return load_side(_source(path, "path"), role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type))
 
 
 def load_pair(pred: Source, gt: Source, opts: LoadOptions) -> Dataset:
     """Read and join both sides (paths or in-memory COCO objects); masks prepared for segm."""
-    from .loaders.sniff import load_dataset
+    from .loaders.join import load_dataset
 
     ds = load_dataset(_source(pred, "predictions"), _source(gt, "ground_truth"), opts)
     if opts.iou_type == "segm":
-        from .masks import prepare_masks
+        from .geometry.masks import prepare_masks
 
         ds = prepare_masks(ds)
     return ds

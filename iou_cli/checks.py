@@ -128,7 +128,7 @@ def zero_ap_warning(ds: Dataset, summary: dict[str, object]) -> str | None:
     key = "AP" if "AP" in summary else "mAP" if "mAP" in summary else None
     if key is None or summary.get(key) != 0.0 or not len(ds.pred) or not len(ds.gt):
         return None
-    from .engine import iou
+    from .geometry.iou import iou
 
     pred, gt = ds.pred, ds.gt
     p_order = np.argsort(pred.image, kind="stable")

@@ -106,7 +106,7 @@ class Boxes:
 
         if box_area is None:
             # an overflow (xmin=-1e308, xmax=1e308) gives inf here: the loaders' geometry
-            # check (sniff.check_geometry) says where, so no NumPy warning on stderr
+            # check (join.check_geometry) says where, so no NumPy warning on stderr
             with np.errstate(over="ignore", invalid="ignore"):
                 box_area = (xy[:, 2] - xy[:, 0]) * (xy[:, 3] - xy[:, 1])
         ba = col(box_area, np.float64, np.nan)

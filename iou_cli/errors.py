@@ -1,6 +1,6 @@
 """Error types: one place for what goes wrong and how it is said.
 
-The library raises these; only ``cli.py`` turns them into exit codes and the contract's
+The library raises these; only the CLI (``iou_cli/cli/``) turns them into exit codes and the contract's
 ``iou-eval: error: <file>[:<where>]: <what>`` line.
 """
 

@@ -1,4 +1,13 @@
-"""What an evaluation returns: the reporter's only input."""
+"""What an evaluation returns: the typed :class:`Evaluation` of a protocol, and the flat
+:class:`Result` the reporters read.
+
+An :class:`Evaluation` keeps the protocol's parameters, the joined dataset, and the match
+table of area "all" (:class:`~iou_cli.matching.MatchTable`); each protocol's subclass adds
+its curves (COCO: pycocotools' ``precision``/``recall``/``scores`` arrays). ``summary()``
+and ``per_class()`` give the numbers; ``result()`` the flat :class:`Result` the reporters
+print. ``Matches`` (the per-prediction outcome rows) is defined beside the match table that
+builds it and re-exported here.
+"""
 
 from __future__ import annotations
 
@@ -8,26 +17,34 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .matching.table import Matches
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from .evaluation import Evaluation
+    from .data import Dataset
+    from .matching.table import MatchTable
+
+__all__ = ["Evaluation", "Matches", "Result", "clean"]
 
 
 @dataclass
-class Matches:
-    """One row per prediction and per missed ground truth at the operating point.
+class Evaluation:
+    """Base of every protocol's evaluation (see the module docstring)."""
 
-    Columns (equal length): ``image`` (image key as in the ground truth), ``category``
-    (category name or id), ``pred_id`` / ``gt_id`` (annotation ids, -1 where none),
-    ``score`` (NaN for a missed ground truth), ``iou`` (NaN where no pair), ``outcome``
-    (``TP``, ``FP``, ``FN`` or ``ignored``).
-    """
+    protocol: str
+    params: Any
+    dataset: Dataset
+    table: MatchTable
 
-    columns: dict[str, Any]
+    def summary(self) -> dict[str, Any]:
+        raise NotImplementedError
 
-    def __len__(self) -> int:
-        return len(self.columns["outcome"]) if self.columns else 0
+    def per_class(self) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def result(self) -> Result:
+        raise NotImplementedError
 
 
 @dataclass

@@ -1,32 +1,101 @@
-"""Loaders: files -> :class:`iou_cli.data.Side`; ``sniff.load_dataset`` picks them and joins."""
+"""Loaders: files -> :class:`iou_cli.data.Side`, behind one registry.
+
+``REGISTRY`` maps a format name to its module; each format module offers
+``read_side(path, *, role, fmt, opts, detected) -> Side`` (its own ``--images`` rule
+included). Which format a path holds is ``detect.detect_format``; :func:`load_side` reads
+one side (detecting the format unless forced); ``join.load_dataset`` reads both sides and
+joins them into a Dataset. A new format is one module plus one registry line (and its
+detection rule in ``detect.py``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-FORMATS = ("coco", "voc", "yolo", "yolo-darknet", "cvat", "labelme", "openimages")
+from ..errors import InputError
+from ..options import LoadOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..data import Side
 
 
-@dataclass
-class LoadOptions:
-    """Everything the loaders need to know besides the two paths."""
+@dataclass(frozen=True)
+class Format:
+    """One input format: the module under ``loaders/`` holding its ``read_side``, and what
+    it can hold (instance masks for ``--iou-type segm``; a stream: stdin or a pipe)."""
 
-    pred_format: str | None = None  # None: detect; else one of FORMATS
-    gt_format: str | None = None
-    iou_type: str = "bbox"  # "bbox" or "segm"
-    names: str | None = None  # class-names file for both sides (YOLO)
-    gt_names: str | None = None
-    pred_names: str | None = None
-    images: str | None = None  # folder of images: sizes read from their headers
-    image_size: tuple[float, float] | None = None  # W, H for every image
-    # "error"; "skip" (both), "skip-images" or "skip-classes": predictions for images or
-    # classes the ground truth does not know
-    unknown: str = "error"
-    # --- issue 17: layouts as tools write them
-    split: str | None = None  # data.yaml / obj.data / ImageSets split (default: val)
-    image_map: str | None = None  # COCO dataset: image id <-> file_name for results lists
-    voc_origin: int = 0  # 0: VOC corners are continuous pixels; 1: 1-based (devkit)
-    protocol: str | None = None  # the evaluation's protocol: which sizes are needed
-    # progress(side, done, total): called while reading many files (CLI draws a bar)
-    progress: Callable[[str, int, int], None] | None = None
+    name: str
+    module: str
+    segm: bool = False
+    stream: bool = False
+
+
+REGISTRY: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("coco", "coco", segm=True, stream=True),
+        Format("voc", "voc"),
+        Format("yolo", "yolo", segm=True),
+        Format("yolo-darknet", "yolo"),
+        Format("cvat", "cvat"),
+        Format("labelme", "labelme"),
+        Format("openimages", "openimages"),
+    )
+}
+FORMATS = tuple(REGISTRY)
+
+__all__ = ["FORMATS", "REGISTRY", "Format", "LoadOptions", "load_side"]
+
+
+def load_side(path: Any, *, role: str, fmt: str | None, opts: LoadOptions) -> Side:
+    """Read one side; ``fmt`` None means detect. ``role`` is ``pred`` or ``gt``. ``path``
+    may also be an in-memory COCO object (a results list or a dataset dict)."""
+    if isinstance(path, (list, dict)):
+        if fmt not in (None, "coco"):
+            raise InputError(None, None, f"an in-memory object is COCO, not {fmt}")
+        from .coco import load_coco
+
+        name = "<predictions>" if role == "pred" else "<ground truth>"
+        return load_coco(name, role=role, iou_type=opts.iou_type, data=path)
+    from .detect import split_root
+
+    path, note = split_root(path, opts.split)
+    side = _load_side(path, role=role, fmt=fmt, opts=opts)
+    if note:
+        side.notes.setdefault("info", []).insert(0, note)
+    return side
+
+
+def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Side:
+    if fmt is not None and fmt not in REGISTRY:
+        raise InputError(
+            path, None, f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}"
+        )
+    detected = fmt is None
+    if fmt is None:
+        from .detect import detect_format
+
+        fmt = detect_format(path)
+    elif path != "-" and not os.path.exists(path):  # a forced format skips detection
+        raise InputError(path, None, "no such file or folder")
+    spec = REGISTRY[fmt]
+    if not spec.stream:
+        from . import streams
+
+        if streams.is_stream(path):
+            raise InputError(
+                streams.shown(path),
+                None,
+                f"--{'pred' if role == 'pred' else 'gt'}-format {fmt}: only COCO JSON can be "
+                "read from stdin or a pipe (VOC and YOLO are folders of files: pass the folder)",
+            )
+    if opts.iou_type != "bbox" and not spec.segm:
+        raise InputError(
+            path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON or YOLO-seg"
+        )
+    reader = importlib.import_module(f".{spec.module}", __name__).read_side
+    side: Side = reader(path, role=role, fmt=fmt, opts=opts, detected=detected)
+    return side

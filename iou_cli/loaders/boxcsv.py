@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..boxes import check_format, inverted, inverted_what
 from ..errors import InputError, UsageError
+from ..geometry.boxes import check_format, inverted, inverted_what
 from .files import read_input
 
 FloatArray = npt.NDArray[np.float64]

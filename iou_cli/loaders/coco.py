@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from ..errors import InputError, kind_of
 from .fastcoco import read_results
 from .jsonio import load_json, parse_json, read_bytes
 from .lvis import federated_columns
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..options import LoadOptions
 
 _NUM = (int, float)
 
@@ -526,3 +529,12 @@ def _id_sort_key(key: Hashable | None) -> tuple[int, int, str]:
     if isinstance(key, int):
         return (0, key, "")
     return (1, 0, str(key))
+
+
+def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
+    """The registry's reader: a COCO JSON file (dataset or results list; ``-``: stdin)."""
+    if path != "-" and os.path.isdir(path):
+        raise InputError(path, None, "COCO input is a JSON file, not a folder")
+    side = load_coco(path, role=role, iou_type=opts.iou_type)
+    side.read_paths = [path]
+    return side

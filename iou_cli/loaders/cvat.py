@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..data import Side
 from ..errors import InputError
@@ -20,6 +20,9 @@ from ..text import term
 from .layout import choose_split
 from .records import Records
 from .voc import _parse
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..options import LoadOptions
 
 
 def _num(el: Any, attr: str, path: str, where: str) -> float:
@@ -110,3 +113,13 @@ def load_cvat(path: str, *, role: str, split: str | None = None) -> Side:
         rec.info.append(f"CVAT XML: subset {term(chosen)}, {len(rec.keys)} images")
     rec.warnings = sorted(set(rec.warnings))
     return rec.side()
+
+
+def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
+    """The registry's reader: CVAT's ``annotations.xml`` (or the folder holding it)."""
+    if os.path.isdir(path):
+        cand = os.path.join(path, "annotations.xml")
+        if not os.path.isfile(cand):
+            raise InputError(path, None, "CVAT input is annotations.xml, not a folder")
+        path = cand
+    return load_cvat(path, role=role, split=opts.split)

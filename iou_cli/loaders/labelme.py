@@ -12,13 +12,16 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..data import Side
 from ..errors import InputError, kind_of
 from ..text import term
 from .jsonio import load_json
 from .records import Records
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..options import LoadOptions
 
 
 def labelme_files(path: str) -> tuple[str, list[str]]:
@@ -89,3 +92,8 @@ def load_labelme(
             f"{term(path)}: {n} LabelMe '{term(kind)}' shape(s) are not boxes and were skipped"
         )
     return rec.side()
+
+
+def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
+    """The registry's reader: a LabelMe JSON file or a folder of them."""
+    return load_labelme(path, role=role, progress=opts.progress)

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..text import term
+from .files import is_readable_member, read_text
 from .sizes import IMAGE_EXTS
 
 # the names a split is known by, per layout key (Roboflow writes "valid", darknet "valid =")
@@ -421,3 +422,64 @@ def voc_split(path: str, split: str | None) -> tuple[list[str] | None, str | Non
         stems = image_stems(jpeg)
         return stems, None, [f"VOC JPEGImages: {len(stems)} images"]
     return None, None, []
+
+
+# --------------------------------------------------------------------------- names files
+
+_NAMES_FILES = ("obj.names", "classes.txt", "data.yaml", "dataset.yaml", "data.yml")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split at LF only: ``str.splitlines()`` also splits at \\x0b, \\x0c, \\x1c..
+    and U+2028, which would shift every line number after one of them."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def read_names(file: str) -> list[str]:
+    """Class names from a names file (one per line) or a YAML file with ``names:``."""
+    if file.lower().endswith((".yaml", ".yml")):
+        names = yaml_names(file)
+    else:
+        names = []
+        lines = split_lines(read_text(file))
+        while lines and not lines[-1].strip():
+            lines.pop()
+        for i, line in enumerate(lines, 1):
+            name = line.strip()
+            if not name:
+                raise InputError(file, i, "empty class name (one name per line, no gaps)")
+            names.append(name)
+    seen: dict[str, int] = {}
+    for i, nm in enumerate(names):
+        if nm in seen:
+            raise InputError(
+                file, None, f"class name {nm!r} appears twice (classes {seen[nm]} and {i})"
+            )
+        seen[nm] = i
+    if not names:
+        raise InputError(file, None, "no class names in this file")
+    return names
+
+
+def find_names(label_dir: str, root: str) -> str | None:
+    """A names file next to the labels, in the given folder or its parent (first found)."""
+    dirs = []
+    for d in (label_dir, root, os.path.dirname(os.path.abspath(root))):
+        if d not in dirs and os.path.isdir(d):
+            dirs.append(d)
+    for d in dirs:
+        for name in _NAMES_FILES:
+            p = os.path.join(d, name)
+            if os.path.lexists(p) and is_readable_member(p):
+                return p
+        extra = sorted(
+            n
+            for n in os.listdir(d)
+            if n.endswith(".names") and is_readable_member(os.path.join(d, n))
+        )
+        if extra:
+            return os.path.join(d, extra[0])
+    return None

@@ -15,11 +15,15 @@ import csv
 import io
 import math
 import os
+from typing import TYPE_CHECKING
 
 from ..data import Side
 from ..errors import InputError
 from .files import read_input
 from .records import Records
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..options import LoadOptions
 
 _NEEDED = ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax")
 
@@ -109,3 +113,21 @@ def load_openimages(
     if len(side.boxes) and bool(sized[side.boxes.image].all()):
         side = to_pixels(side, im.width, im.height)
     return side
+
+
+def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
+    """The registry's reader: an Open Images CSV; ``--images``: image sizes, and (ground
+    truth) images without a row are images without objects."""
+    sizes = None
+    if opts.images:
+        from .sizes import scan_sizes
+
+        sizes = {k: (float(w), float(h)) for k, (w, h) in scan_sizes(opts.images).items()}
+    return load_openimages(
+        path,
+        role=role,
+        sizes=sizes,
+        image_size=opts.image_size,
+        # --images shows which images exist: those without a row have no objects
+        extra_stems=sorted(sizes) if sizes is not None and role == "gt" else None,
+    )

@@ -13,13 +13,16 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
 from .files import is_readable_member, read_input
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..options import LoadOptions
 
 _COORDS = ("xmin", "ymin", "xmax", "ymax")
 
@@ -268,3 +271,25 @@ def load_voc(
     return Side(
         path, "voc", images, categories, boxes, has_scores, locator=locator, read_paths=read_paths
     )
+
+
+def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
+    """The registry's reader: a VOC folder or XML file; the split's ``ImageSets`` list, and
+    ``--images`` (ground truth): images without an XML file are images without objects."""
+    from .layout import voc_split
+
+    stems, _, info = voc_split(path, opts.split)
+    if stems is None and opts.images and role == "gt" and os.path.isdir(path):
+        # --images shows which images exist: those without an XML file have no objects
+        from .layout import image_stems
+
+        _, xmls = voc_files(path)
+        xml_stems = [os.path.splitext(n)[0] for n in xmls]
+        known = set(xml_stems)
+        no_xml = [st for st in image_stems(opts.images) if st not in known]
+        stems = xml_stems + no_xml
+        if no_xml:
+            info.append(f"--images: {len(no_xml)} images without an XML file: no objects")
+    side = load_voc(path, role=role, progress=opts.progress, stems=stems)
+    side.notes.setdefault("info", []).extend(info)
+    return side

@@ -12,7 +12,7 @@ darknet ``obj.data`` + ``obj_train_data/`` layout. Class names come from ``obj.n
 names file. An empty txt file is an image without objects; blank lines and CRLF are fine.
 
 Boxes stay normalised (``Boxes.normalized``) unless every image's size is known; then they
-are scaled to pixels here. ``sniff.load_dataset`` scales them later with sizes taken from
+are scaled to pixels here. ``join.load_dataset`` scales them later with sizes taken from
 the other side when that side is in pixels.
 """
 
@@ -21,79 +21,26 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Hashable
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
 from .files import is_readable_member, read_text
-from .layout import Listing, yaml_names
+from .layout import Listing, find_names, read_names, split_lines
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..options import LoadOptions
 
 # txt files that are never label files
 _META_TXT = {"classes.txt", "readme.txt", "train.txt", "val.txt", "valid.txt", "test.txt"}
-_NAMES_FILES = ("obj.names", "classes.txt", "data.yaml", "dataset.yaml", "data.yml")
 
 
 def _read_text(file: str, member: bool = False) -> str:
     """UTF-8 text with LF line ends (CRLF and CR translated)."""
     return read_text(file, member=member)
-
-
-def _lines(text: str) -> list[str]:
-    """Lines split at LF only: ``str.splitlines()`` also splits at \\x0b, \\x0c, \\x1c..
-    and U+2028, which would shift every line number after one of them."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def read_names(file: str) -> list[str]:
-    """Class names from a names file (one per line) or a YAML file with ``names:``."""
-    if file.lower().endswith((".yaml", ".yml")):
-        names = yaml_names(file)
-    else:
-        names = []
-        lines = _lines(_read_text(file))
-        while lines and not lines[-1].strip():
-            lines.pop()
-        for i, line in enumerate(lines, 1):
-            name = line.strip()
-            if not name:
-                raise InputError(file, i, "empty class name (one name per line, no gaps)")
-            names.append(name)
-    seen: dict[str, int] = {}
-    for i, nm in enumerate(names):
-        if nm in seen:
-            raise InputError(
-                file, None, f"class name {nm!r} appears twice (classes {seen[nm]} and {i})"
-            )
-        seen[nm] = i
-    if not names:
-        raise InputError(file, None, "no class names in this file")
-    return names
-
-
-def find_names(label_dir: str, root: str) -> str | None:
-    """A names file next to the labels, in the given folder or its parent (first found)."""
-    dirs = []
-    for d in (label_dir, root, os.path.dirname(os.path.abspath(root))):
-        if d not in dirs and os.path.isdir(d):
-            dirs.append(d)
-    for d in dirs:
-        for name in _NAMES_FILES:
-            p = os.path.join(d, name)
-            if os.path.lexists(p) and is_readable_member(p):
-                return p
-        extra = sorted(
-            n
-            for n in os.listdir(d)
-            if n.endswith(".names") and is_readable_member(os.path.join(d, n))
-        )
-        if extra:
-            return os.path.join(d, extra[0])
-    return None
 
 
 def label_files(path: str) -> tuple[str, list[str]]:
@@ -216,7 +163,7 @@ def load_yolo(
         text = texts.pop(file, None)
         if text is None:
             text = _read_text(file, member=not single)
-        for ln, line in enumerate(_lines(text), 1):
+        for ln, line in enumerate(split_lines(text), 1):
             parts = line.split()
             if not parts:
                 continue
@@ -541,7 +488,7 @@ def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
     wi = width[b.image]
     hi = height[b.image]
     scale = np.stack([wi, hi, wi, hi], axis=1)
-    with np.errstate(over="ignore", invalid="ignore"):  # sniff.check_geometry locates it
+    with np.errstate(over="ignore", invalid="ignore"):  # join.check_geometry locates it
         xyxy = b.xyxy * scale
         area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
     boxes = replace(
@@ -559,3 +506,71 @@ def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
         height=np.asarray(height, dtype=np.float64),
     )
     return replace(side, boxes=boxes, images=images)
+
+
+def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
+    """The registry's reader: a YOLO folder, file, data.yaml or obj.data. ``--images``: image
+    sizes from their headers, and (ground truth) images without a label file are images
+    without objects; YOLO-seg masks need pixel sizes (the layout's own images)."""
+    from .layout import yolo_listing
+
+    listing = yolo_listing(path, opts.split)
+    sizes = None
+    if opts.images:
+        from .layout import image_stems
+        from .sizes import scan_sizes
+
+        if listing is None:
+            base, files = label_files(path)
+            listing = Listing(base, files)
+        if role == "gt" and listing.stems is None:
+            # --images shows which images exist: those without a label file have no objects
+            have = {os.path.splitext(os.path.basename(f))[0] for f in listing.files}
+            listed = image_stems(opts.images)
+            listing.stems = sorted(have) + [s for s in listed if s not in have]
+            n_empty = len(listing.stems) - len(have)
+            if n_empty:
+                listing.info.append(
+                    f"--images: {n_empty} images without a label file: images without objects"
+                )
+        wanted = (
+            set(listing.stems)
+            if listing.stems is not None
+            else {os.path.splitext(os.path.basename(f))[0] for f in listing.files}
+        )
+        sizes = {k: (float(w), float(h)) for k, (w, h) in scan_sizes(opts.images, wanted).items()}
+    side = load_yolo(
+        path,
+        role=role,
+        fmt=fmt,
+        names_file=opts.names_for(role),
+        sizes=sizes,
+        image_size=opts.image_size,
+        progress=opts.progress,
+        detect_order=detected and role == "pred",
+        listing=listing,
+        iou_type=opts.iou_type,
+    )
+    if opts.iou_type == "segm" and side.boxes.normalized:
+        side = _seg_sizes(side, listing)
+    if listing is not None:
+        side.notes.setdefault("info", []).extend(listing.info)
+        if listing.image_paths:
+            side.notes["image_paths"] = listing.image_paths
+    return side
+
+
+def _seg_sizes(side: Side, listing: Any) -> Side:
+    """YOLO-seg masks are rasterised at the image's pixel size: read the layout's image
+    headers where no size is known yet (``--images``/``--image-size`` come first)."""
+    from .sizes import image_size
+
+    own: dict[str, str] = listing.image_paths if listing is not None else {}
+    im = side.images
+    width, height = im.width.copy(), im.height.copy()
+    for i, stem in enumerate(im.stems):
+        if not np.isfinite(width[i]) and stem in own:
+            width[i], height[i] = image_size(own[str(stem)])
+    if np.isfinite(width).all() and np.isfinite(height).all():
+        return to_pixels(side, width, height)
+    return replace(side, images=replace(im, width=width, height=height))

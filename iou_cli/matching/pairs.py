@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data import Boxes, Dataset
-from ..engine import Corners, overlap
+from ..geometry.iou import Corners, overlap
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -96,7 +96,7 @@ def pair_iou_segm(
     """Mask IoU of every detection with every ground truth of its group (detection-major,
     as :func:`expand_groups` lays pairs out); runs of detections sharing a group are sent to
     pycocotools together."""
-    from ..masks import group_iou
+    from ..geometry.masks import group_iou
 
     n_pairs = int(d_ng.sum())
     out = np.zeros(n_pairs, dtype=np.float64)

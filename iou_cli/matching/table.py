@@ -9,16 +9,32 @@ pycocotools' ``evalImgs`` (``dtMatches``, ``dtIgnore``, ``gtIgnore``) for one ar
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..data import Dataset
-from ..result import Matches
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass
+class Matches:
+    """One row per prediction and per missed ground truth at the operating point.
+
+    Columns (equal length): ``image`` (image key as in the ground truth), ``category``
+    (category name or id), ``pred_id`` / ``gt_id`` (annotation ids, -1 where none),
+    ``score`` (NaN for a missed ground truth), ``iou`` (NaN where no pair), ``outcome``
+    (``TP``, ``FP``, ``FN`` or ``ignored``).
+    """
+
+    columns: dict[str, Any]
+
+    def __len__(self) -> int:
+        return len(self.columns["outcome"]) if self.columns else 0
 
 
 @dataclass

@@ -18,7 +18,7 @@ from ..errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data import Dataset
-    from ..evaluation import Evaluation
+    from ..result import Evaluation
 
 # options every protocol takes (API keyword names)
 COMMON_OPTIONS = frozenset({"iou_type", "iou_thr", "score_thr", "matches"})

@@ -26,12 +26,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data import Dataset
-from ..evaluation import Evaluation
 from ..matching.greedy import greedy_match
 from ..matching.pairs import expand_groups, group_keys, pair_iou_bbox, pair_iou_segm, run_ranks
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import best_f1_threshold, operating_point
-from ..result import Matches, Result, clean
+from ..result import Evaluation, Matches, Result, clean
 from . import Protocol
 
 FloatArray = npt.NDArray[np.float64]

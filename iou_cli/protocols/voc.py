@@ -23,12 +23,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data import Dataset
-from ..engine import overlap
 from ..errors import UsageError
-from ..evaluation import Evaluation
+from ..geometry.iou import overlap
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import OP_KEYS, best_f1_threshold, operating_point
-from ..result import Matches, Result, clean
+from ..result import Evaluation, Matches, Result, clean
 from . import Protocol
 
 FloatArray = npt.NDArray[np.float64]

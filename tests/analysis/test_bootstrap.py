@@ -158,7 +158,7 @@ def test_voc_unit_weights_are_the_single_run(protocol: str) -> None:
 
     from iou_cli.analysis.bootstrap import voc_scorer
     from iou_cli.api import evaluate_dataset, load_pair
-    from iou_cli.loaders import LoadOptions
+    from iou_cli.options import LoadOptions
 
     root = Path(__file__).resolve().parents[2] / "sample_data"
     ds = load_pair(
@@ -190,7 +190,7 @@ def test_voc_integer_weights_are_the_duplicated_image_set(
 
     from iou_cli.analysis.bootstrap import voc_scorer
     from iou_cli.api import evaluate_dataset, load_pair
-    from iou_cli.loaders import LoadOptions
+    from iou_cli.options import LoadOptions
 
     gt, dets = random_scene(400 + seed, n_images=10, n_cats=4)
     dets = _unique_scores(dets, seed)
@@ -245,7 +245,7 @@ def test_unit_weights_on_our_match_tables_are_the_single_run(tmp_path, seed: int
 
     from iou_cli.analysis.bootstrap import coco_scorer
     from iou_cli.api import evaluate_dataset, load_pair
-    from iou_cli.loaders import LoadOptions
+    from iou_cli.options import LoadOptions
 
     gt, dets = random_scene(500 + seed, n_images=14, n_cats=5)
     (tmp_path / "gt.json").write_text(json.dumps(gt))
@@ -283,7 +283,7 @@ def test_lvis_unit_weights_are_the_single_run(tmp_path, seed: int) -> None:  # t
 
     from iou_cli.analysis.bootstrap import coco_scorer
     from iou_cli.api import evaluate_dataset, load_pair
-    from iou_cli.loaders import LoadOptions
+    from iou_cli.options import LoadOptions
     from tests.oracle.lvisgen import random_lvis_scene
 
     gt, dets = random_lvis_scene(seed)

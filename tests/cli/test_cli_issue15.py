@@ -325,7 +325,7 @@ def test_class_names_never_wrap_or_vanish(long_names: str, columns: int) -> None
 
 
 def test_table_degrades_in_the_stated_order(long_names: str) -> None:
-    from iou_cli.report import DROP_ORDER
+    from iou_cli.report.result import DROP_ORDER
 
     args = [str(SAMPLE / "coco" / "preds.json"), long_names, "--per-class", "-q"]
     wide = _on_terminal(args, 200)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from iou_cli import curves as C
-from iou_cli import report_html
+from iou_cli.analysis import curves as C
+from iou_cli.report import html as report_html
 from tests.browser import find_chromium, judge, screenshot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -232,7 +232,7 @@ def test_write_compare_report_for_the_compare_verb(tmp_path: Path) -> None:
     # A's Result and B's saved report (with curves)
     from types import SimpleNamespace
 
-    from iou_cli.cli import write_compare_report
+    from iou_cli.cli.visuals import write_compare_report
 
     a, _ = _evaluate(SAMPLE / "preds.json", SAMPLE / "gt.json")
     b, cvb = _evaluate(SAMPLE / "preds.json", SAMPLE / "gt.json")

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from iou_cli import curves as C
+from iou_cli.analysis import curves as C
 from tests.cli.helpers import run
 from tests.cli.test_report_html import external_resources
 from tests.conftest import DATA

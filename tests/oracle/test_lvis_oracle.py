@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from iou_cli.api import evaluate, load_pair
-from iou_cli.loaders import LoadOptions
+from iou_cli.options import LoadOptions
 from iou_cli.protocols.lvis import federated, select
 from tests.oracle.lvisapi import (
     CLASS_KEYS,

@@ -125,8 +125,8 @@ def test_group_iou_equals_cocoeval_compute_iou() -> None:
     """Every (image, category) IoU matrix of the 100-image set, computed by the mask kernel on
     our converted masks, is bit-identical to COCOeval.computeIoU (its ``ious`` dict)."""
     from iou_cli.api import load_pair
-    from iou_cli.loaders import LoadOptions
-    from iou_cli.masks import group_iou
+    from iou_cli.geometry.masks import group_iou
+    from iou_cli.options import LoadOptions
 
     _gt, _dt, ev = _quiet_coco(GT100, SEGM100)
     ds = load_pair(str(SEGM100), str(GT100), LoadOptions(iou_type="segm"))
@@ -156,7 +156,7 @@ def test_group_iou_equals_cocoeval_compute_iou() -> None:
 def test_masks_and_areas_equal_pycocotools() -> None:
     """Every GT mask equals COCO.annToRLE's; every prediction's area equals loadRes's."""
     from iou_cli.api import load_pair
-    from iou_cli.loaders import LoadOptions
+    from iou_cli.options import LoadOptions
 
     gt, dt, _ev = _quiet_coco(GT100, SEGM100)
     ds = load_pair(str(SEGM100), str(GT100), LoadOptions(iou_type="segm"))

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from iou_cli.errors import UsageError
-from iou_cli.loaders import LoadOptions
-from iou_cli.loaders.sniff import load_dataset
+from iou_cli.loaders.join import load_dataset
+from iou_cli.options import LoadOptions
 from iou_cli.protocols.voc import evaluate_voc
 
 DATA = Path(__file__).parents[1] / "data" / "peers_voc"

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iou_cli.outputs
+import iou_cli.report.outputs
 from tests.conftest import DATA
 from tests.robust._cli import assert_one_error_line, run_cli
 
@@ -54,7 +54,7 @@ def test_matches_goes_through_a_temporary_file_in_the_same_folder(
         renames.append((src, dst))
         real_replace(src, dst)
 
-    monkeypatch.setattr(iou_cli.outputs.os, "replace", spy)
+    monkeypatch.setattr(iou_cli.report.outputs.os, "replace", spy)
     out = work / "out.csv"
     code, _, _ = run_cli(
         [str(work / "pred.json"), str(work / "gt.json"), "-q", "--matches", str(out)]
@@ -83,7 +83,7 @@ def test_failed_write_leaves_the_old_file_and_no_temporary(
     def full(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(iou_cli.outputs.os, "fsync", full)
+    monkeypatch.setattr(iou_cli.report.outputs.os, "fsync", full)
     out = work / "out.csv"
     code, _, err = run_cli(
         [str(work / "pred.json"), str(work / "gt.json"), "-q", "--matches", str(out)]
@@ -99,7 +99,7 @@ def test_ctrl_c_while_writing_leaves_the_old_file(
     def interrupted(fd: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(iou_cli.outputs.os, "fsync", interrupted)
+    monkeypatch.setattr(iou_cli.report.outputs.os, "fsync", interrupted)
     out = work / "out.csv"
     code, _, err = run_cli(
         [str(work / "pred.json"), str(work / "gt.json"), "-q", "--matches", str(out)]

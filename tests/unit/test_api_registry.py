@@ -11,10 +11,10 @@ import pytest
 
 from iou_cli import evaluate
 from iou_cli.api import summary_keys
-from iou_cli.engine import iou
 from iou_cli.errors import UsageError
-from iou_cli.loaders import LoadOptions
+from iou_cli.geometry.iou import iou
 from iou_cli.matching import candidate_pairs
+from iou_cli.options import LoadOptions
 from iou_cli.protocols import get_protocol, protocol_names
 from tests.cli.helpers import run
 
@@ -166,7 +166,7 @@ def test_voc_matcher_in_small_blocks_gives_the_same_outcome(
 
 
 def test_extra_sections_reach_the_json_report() -> None:
-    from iou_cli.report import to_json
+    from iou_cli.report.result import to_json
 
     r = evaluate(PRED, GT)
     r.extra["example"] = {"values": np.array([1.5, np.nan])}

@@ -10,7 +10,7 @@ import pytest
 
 from iou_cli.errors import InputError, UsageError
 from iou_cli.loaders.boxcsv import parse_box, read_box_arg, read_box_csv
-from iou_cli.pairwise import box_iou_matrix
+from iou_cli.tasks.pairwise import box_iou_matrix
 
 
 def test_excel_style_file_with_bom_crlf_quotes_and_empty_cells(tmp_path: Path) -> None:

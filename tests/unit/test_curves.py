@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from iou_cli import curves as C
+from iou_cli.analysis import curves as C
 from tests.conftest import DATA
 from tests.oracle.cocogen import random_scene
 from tests.oracle.pycoco import pycoco_eval

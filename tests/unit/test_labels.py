@@ -1,4 +1,4 @@
-"""Multi-label IoU (iou_cli.labels): the seed's example, scikit-learn agreement, CSV reading."""
+"""Multi-label IoU (iou_cli.tasks.labels): the seed's example, scikit-learn agreement, CSV reading."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from sklearn.metrics import jaccard_score
 
 from iou_cli import label_iou
 from iou_cli.errors import InputError, UsageError
-from iou_cli.labels import evaluate_labels
+from iou_cli.tasks.labels import evaluate_labels
 
 # Seed 001 ("Set of Labels"): classes Airplane, Boat, Car
 A = [[1, 1, 1], [1, 0, 0], [0, 1, 1]]  # ground truth

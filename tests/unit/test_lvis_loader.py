@@ -11,9 +11,9 @@ import pytest
 
 from iou_cli.data import order_images
 from iou_cli.errors import InputError
-from iou_cli.loaders import LoadOptions
 from iou_cli.loaders.coco import load_coco
-from iou_cli.loaders.sniff import load_dataset
+from iou_cli.loaders.join import load_dataset
+from iou_cli.options import LoadOptions
 
 
 def _lvis(**over: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Mask IoU (iou_cli.masks): the seed's example, pycocotools agreement, located errors."""
+"""Mask IoU (iou_cli.geometry.masks): the seed's example, pycocotools agreement, located errors."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pycocotools import mask as mask_utils
 
 from iou_cli import mask_iou
 from iou_cli.errors import InputError, UsageError
-from iou_cli.loaders.rle import explain_string, strings_ok
-from iou_cli.masks import group_iou, mask_areas
+from iou_cli.geometry.masks import group_iou, mask_areas
+from iou_cli.geometry.rle import explain_string, strings_ok
 
 
 def _seed_masks() -> tuple[np.ndarray, np.ndarray]:
@@ -338,7 +338,7 @@ def test_prepare_masks_as_pycocotools_ann_to_rle(tmp_path: Path) -> None:
     from pycocotools.coco import COCO
 
     from iou_cli.api import load_pair
-    from iou_cli.loaders import LoadOptions
+    from iou_cli.options import LoadOptions
 
     two_polys = [[0, 0, 2, 0, 2, 2, 0, 2], [3, 1, 4, 1, 4, 3, 3, 3]]
     gt_anns = [
@@ -372,7 +372,7 @@ def test_prepare_masks_as_pycocotools_ann_to_rle(tmp_path: Path) -> None:
 def test_prediction_area_is_bbox_area_when_records_have_bbox(tmp_path: Path) -> None:
     """COCO.loadRes takes its bbox branch when the first result has a bbox: area = w * h."""
     from iou_cli.api import load_pair
-    from iou_cli.loaders import LoadOptions
+    from iou_cli.options import LoadOptions
 
     preds = [dict(_pred(_rle(3, 4, 6)), bbox=[0, 0, 1.5, 2])]
     pp, gp = _write(tmp_path, [_gt(SQUARE)], preds)
@@ -382,7 +382,7 @@ def test_prediction_area_is_bbox_area_when_records_have_bbox(tmp_path: Path) -> 
 
 def test_bytes_counts_through_prepare_masks() -> None:
     from iou_cli.data import Boxes, Categories, Dataset, Images
-    from iou_cli.masks import prepare_masks
+    from iou_cli.geometry.masks import prepare_masks
 
     r = mask_utils.encode(np.asfortranarray(np.ones((3, 4), dtype=np.uint8)))
     images = Images([1], ["a"], np.array([4.0]), np.array([3.0]))
@@ -415,9 +415,9 @@ def test_prepare_masks_locates_by_the_loaded_format_without_rereading(
     """The Dataset keeps each side's format: prepare_masks locates a bad prediction mask
     from it, with the predictions file gone (it used to re-read the file's first byte)."""
     from iou_cli.errors import InputError
-    from iou_cli.loaders import LoadOptions
-    from iou_cli.loaders.sniff import load_dataset
-    from iou_cli.masks import prepare_masks
+    from iou_cli.geometry.masks import prepare_masks
+    from iou_cli.loaders.join import load_dataset
+    from iou_cli.options import LoadOptions
 
     pp, gp = _write(tmp_path, [_gt(SQUARE)], preds_doc(_pred([[0, 0, 1, 1]])))
     ds = load_dataset(pp, gp, LoadOptions(iou_type="segm"))

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from iou_cli import curves as C
-from iou_cli import evaluate, plots
+from iou_cli import evaluate
+from iou_cli.analysis import curves as C
+from iou_cli.report import plots
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data" / "coco"

@@ -1,4 +1,4 @@
-"""Semantic segmentation (iou_cli.segment): a hand-counted case, scikit-learn agreement, errors.
+"""Semantic segmentation (iou_cli.tasks.segment): a hand-counted case, scikit-learn agreement, errors.
 
 tests/data/segment/ (written for this project): K = 3, ignore 255.
 
@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from iou_cli.errors import InputError, UsageError
-from iou_cli.segment import accumulate, evaluate_segment, summarize
+from iou_cli.tasks.segment import accumulate, evaluate_segment, summarize
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "segment"
 

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from iou_cli.errors import InputError
-from iou_cli.loaders import LoadOptions
-from iou_cli.loaders.sniff import detect_format, load_dataset
+from iou_cli.loaders.detect import detect_format
+from iou_cli.loaders.join import load_dataset
 from iou_cli.loaders.voc import load_voc
+from iou_cli.options import LoadOptions
 
 DATUMARO = Path(__file__).parents[1] / "data" / "peers_voc" / "datumaro" / "voc"
 

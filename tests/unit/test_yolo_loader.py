@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from iou_cli.errors import InputError
-from iou_cli.loaders import LoadOptions
+from iou_cli.loaders.detect import detect_format
+from iou_cli.loaders.join import load_dataset
 from iou_cli.loaders.sizes import image_size
-from iou_cli.loaders.sniff import detect_format, load_dataset
 from iou_cli.loaders.yolo import load_yolo, read_names
+from iou_cli.options import LoadOptions
 
 DATUMARO = Path(__file__).parents[1] / "data" / "peers_voc" / "datumaro" / "yolo_dataset"
 

@@ -13,11 +13,11 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .result import Matches, Result, clean
-from .text import csv_cell, json_text, md_cell, rich_text
+from ..result import Matches, Result, clean
+from ..text import csv_cell, json_text, md_cell, rich_text
 
 if TYPE_CHECKING:
-    from .pairwise import IouMatrix
+    from ..tasks.pairwise import IouMatrix
 
 OUTPUTS = ("table", "csv", "json", "markdown")
 
@@ -213,7 +213,7 @@ def to_markdown(result: Result, *, per_class: bool = False) -> str:
 def _summary_table(result: Result, title: Any) -> Any:
     from rich.table import Table
 
-    from .metrics import OP_KEYS
+    from ..metrics import OP_KEYS
 
     pairs = summary_pairs(result)
     left = [p for p in pairs if p[0] not in OP_KEYS]

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .boxes import BOX_FORMATS
-from .errors import UsageError
+from ..errors import UsageError
+from ..geometry.boxes import BOX_FORMATS
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -38,8 +38,8 @@ def box_iou_matrix(
         raise UsageError(
             f"--box-format: expected one of {', '.join(BOX_FORMATS)}, got {box_format!r}"
         )
-    from .engine import iou
-    from .loaders.boxcsv import read_box_arg
+    from ..geometry.iou import iou
+    from ..loaders.boxcsv import read_box_arg
 
     a = read_box_arg(box_a, "BOX_A", box_format=box_format)
     b = read_box_arg(box_b, "BOX_B", box_format=box_format)

@@ -20,7 +20,7 @@ import stat
 import tempfile
 from collections.abc import Iterable
 
-from .errors import OutputError
+from ..errors import OutputError
 
 
 def is_stdout(path: str) -> bool:

@@ -17,8 +17,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__
-from .text import html_text as esc
+from .. import __version__
+from ..text import html_text as esc
 
 _CSS = """
 :root{--ink:#111827;--muted:#6b7280;--line:#e5e7eb;--bg:#f5f7fb;--card:#fff;--accent:#2563eb;
@@ -262,7 +262,7 @@ def _kv(pairs: Sequence[tuple[str, Any]]) -> str:
 
 def _summary_table(summary: dict[str, Any]) -> str:
     """Two metric/value column pairs: AP/AR keys left, the operating point right."""
-    from .metrics import OP_KEYS
+    from ..metrics import OP_KEYS
 
     items = list(summary.items())
     left = [kv for kv in items if kv[0] not in OP_KEYS]
@@ -547,7 +547,7 @@ def compare_report(
     ``comparison``: the compare verb's ``Comparison`` or its JSON dict (``metrics``:
     key -> ``{a, b, delta, ci_low, ci_high, significant}``; ``per_class``: rows with
     ``name, key, a, b, delta, ci_low, ci_high, significant``), or :func:`comparison_of` two
-    Results. ``curves_a`` / ``curves_b``: :func:`iou_cli.curves.for_result` of each run, or
+    Results. ``curves_a`` / ``curves_b``: :func:`iou_cli.analysis.curves.for_result` of each run, or
     the ``curves`` section of saved ``--curves`` reports.
     """
     from . import plots

@@ -26,11 +26,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError, UsageError
-from .limits import check_num_classes
-from .loaders.files import check_file_arg, is_readable_member, read_text
-from .metrics import prf
-from .result import Result
+from ..errors import InputError, UsageError
+from ..limits import check_num_classes
+from ..loaders.files import check_file_arg, is_readable_member, read_text
+from ..metrics import prf
+from ..result import Result
 
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[str, int, int], None]

@@ -13,9 +13,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..report import csv_value
+from ..analysis.tide import MAIN, SPECIAL
 from ..text import csv_cell, md_cell, rich_text
-from .tide import MAIN, SPECIAL
+from .result import csv_value
 
 # the sections in report order, each with the CLI flag that asks for it
 SECTIONS = (
@@ -117,7 +117,7 @@ def to_markdown(extra: dict[str, Any]) -> str:
         )
     conf = extra.get("confusion")
     if conf is not None:
-        from .confusion import top_confusions
+        from ..analysis.confusion import top_confusions
 
         out.append("\n**Top confusions** (ground truth → predicted)\n\n")
         out.append(
@@ -208,7 +208,7 @@ def renderables(extra: dict[str, Any]) -> list[Any]:
         parts.append(t)
     conf = extra.get("confusion")
     if conf is not None:
-        from .confusion import top_confusions
+        from ..analysis.confusion import top_confusions
 
         t = table(
             "Top confusions, ground truth -> predicted (full matrix: -o csv or -o json)",

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError, UsageError
-from .metrics import prf
-from .result import Result
+from ..errors import InputError, UsageError
+from ..metrics import prf
+from ..result import Result
 
 FloatArray = npt.NDArray[np.float64]
 AVERAGES = (None, "macro", "micro", "weighted", "samples")
@@ -136,7 +136,7 @@ class _Table:
 
 
 def _read_rows(path: str) -> list[tuple[int, list[str]]]:
-    from .loaders.files import read_input
+    from ..loaders.files import read_input
 
     if os.path.isdir(path):
         raise InputError(path, None, "is a folder, expected a CSV file")

@@ -6,7 +6,7 @@ object-oriented API on Agg canvases (no pyplot, no global state, no display), in
 ``rc_context`` that turns mathtext off (a class named ``$x$`` is shown as typed) and makes the
 SVG output reproducible (fixed hash salt, no date).
 
-Every function takes plain data (the ``curves`` dict of :mod:`iou_cli.curves`, a Result's
+Every function takes plain data (the ``curves`` dict of :mod:`iou_cli.analysis.curves`, a Result's
 rows, the ``confusion`` / ``tide`` JSON sections) and returns a ``Figure``; :func:`svg`,
 :func:`png` and :func:`write_plots` turn figures into bytes and files.
 """
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from . import curves as C
-from .errors import UsageError
+from ..analysis import curves as C
+from ..errors import UsageError
 
 BLUE = "#2563eb"
 ORANGE = "#ea580c"
@@ -640,7 +640,7 @@ def write_plots(
     ``DIR`` is created when missing (its parent must exist); nothing is written into an
     input's folder or over an input.
     """
-    from .errors import OutputError
+    from ..errors import OutputError
     from .outputs import check_target, write_atomic_bytes
 
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):

@@ -12,10 +12,10 @@ import io
 import json
 from typing import Any
 
-from .analysis.compare import Comparison, key_direction
-from .report import csv_value, json_ready
-from .result import clean
-from .text import csv_cell, json_text, md_cell, rich_text
+from ..analysis.compare import Comparison, key_direction
+from ..result import clean
+from ..text import csv_cell, json_text, md_cell, rich_text
+from .result import csv_value, json_ready
 
 ENTRY_KEYS = ("a", "b", "delta", "ci_low", "ci_high", "significant")
 

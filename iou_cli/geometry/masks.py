@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .data import Boxes, Dataset
-from .errors import InputError, UsageError, kind_of
-from .loaders.rle import check_counts_list, explain_string, rle_size, strings_ok
+from ..data import Boxes, Dataset
+from ..errors import InputError, UsageError, kind_of
+from .rle import check_counts_list, explain_string, rle_size, strings_ok
 
 FloatArray = npt.NDArray[np.float64]
 RLE = dict[str, Any]  # {"size": [h, w], "counts": bytes}

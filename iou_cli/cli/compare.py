@@ -1,0 +1,170 @@
+"""The ``compare`` verb: two models on one ground truth (paired bootstrap CIs,
+``--fail-if-worse``) or two saved ``-o json`` reports. The analysis is
+``analysis/compare.py``; the reporters ``report/compare.py``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .output import resolve_output
+from .params import (
+    DebugOpt,
+    GtFormatOpt,
+    GtNamesOpt,
+    HonorIgnoreOpt,
+    ImageMapOpt,
+    ImageSizeOpt,
+    ImagesOpt,
+    IouThrOldOpt,
+    IouThrsOpt,
+    IouTypeOpt,
+    MaxDetsOpt,
+    NamesOpt,
+    OutputOpt,
+    PerClassOpt,
+    PlusOneOpt,
+    PredFormatOpt,
+    PredNamesOpt,
+    ProtocolOpt,
+    QuietOpt,
+    ReportOpt,
+    ScoreThrOpt,
+    SplitOpt,
+    TpIouOpt,
+    UnknownOpt,
+    VocOriginOpt,
+    parse_float_list,
+    parse_image_size,
+    parse_int_list,
+    tp_iou_value,
+)
+from .stdio import PROG, StdoutFailed, console, stderr_line, warn, write_stdout
+from .visuals import check_visuals, write_compare_report
+
+COMPARE_EXAMPLES = """Examples:
+  iou-eval compare a.json b.json gt.json         # A vs B, bootstrap CIs
+  iou-eval compare a.json b.json gt.json --fail-if-worse AP=0.01
+  iou-eval compare report_a.json report_b.json   # two saved -o json reports
+"""
+
+
+def compare_cmd(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="PRED_A PRED_B GROUND_TRUTH | REPORT_A.json REPORT_B.json",
+            help="Two prediction sets and their ground truth, or two saved -o json reports.",
+        ),
+    ],
+    bootstrap: Annotated[
+        int,
+        typer.Option("--bootstrap", metavar="N", help="Bootstrap samples for the CIs (0 = off)."),
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap samples.")] = 0,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Confidence level of the CIs.")
+    ] = 0.95,
+    fail_if_worse: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if-worse",
+            metavar="KEY=MARGIN",
+            help="Exit 1 when B is worse than A on KEY by more than MARGIN (repeatable).",
+        ),
+    ] = None,
+    significant_only: Annotated[
+        bool,
+        typer.Option(
+            "--significant-only", help="--fail-if-worse fails only when the CI excludes 0."
+        ),
+    ] = False,
+    output: OutputOpt = None,
+    per_class: PerClassOpt = False,
+    iou_type: IouTypeOpt = "bbox",
+    protocol: ProtocolOpt = "coco",
+    tp_iou: TpIouOpt = None,
+    iou_thr: IouThrOldOpt = None,
+    score_thr: ScoreThrOpt = None,
+    max_dets: MaxDetsOpt = None,
+    iou_thrs: IouThrsOpt = None,
+    honor_ignore: HonorIgnoreOpt = False,
+    plus_one: PlusOneOpt = False,
+    pred_format: PredFormatOpt = None,
+    gt_format: GtFormatOpt = None,
+    names: NamesOpt = None,
+    gt_names: GtNamesOpt = None,
+    pred_names: PredNamesOpt = None,
+    images: ImagesOpt = None,
+    image_size: ImageSizeOpt = None,
+    unknown: UnknownOpt = "error",
+    split: SplitOpt = None,
+    image_map: ImageMapOpt = None,
+    voc_origin: VocOriginOpt = 0,
+    report: ReportOpt = None,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Compare B with A: deltas, paired bootstrap CIs over images, a regression gate."""
+    from ..analysis import compare as cmp
+    from ..text import term
+
+    out = resolve_output(output)
+    gates = cmp.parse_gates(fail_if_worse)
+    md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
+    check_visuals(None, report, list(inputs))  # before the work
+    comparison = cmp.compare(
+        inputs,
+        gates=gates,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        protocol=protocol,
+        iou_type=iou_type,
+        iou_thr=tp_iou_value(tp_iou, iou_thr),
+        score_thr=score_thr,
+        max_dets=md,
+        iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
+        honor_ignore=honor_ignore,
+        plus_one=plus_one,
+        pred_format=pred_format,
+        gt_format=gt_format,
+        names=names,
+        gt_names=gt_names,
+        pred_names=pred_names,
+        images=images,
+        image_size=parse_image_size(image_size),
+        unknown=unknown,
+        split=split,
+        image_map=image_map,
+        voc_origin=voc_origin,
+    )
+    results = cmp.check_gates(comparison, gates, significant_only=significant_only)
+    if report is not None:
+        write_compare_report(comparison, report, list(inputs))
+    if not quiet:
+        for line in comparison.info:
+            stderr_line(f"{PROG}: {term(line)}")
+    for w in comparison.warnings:
+        warn(term(w))
+    from ..report import compare as rc
+
+    if out == "json":
+        write_stdout(rc.to_json(comparison))
+    elif out == "csv":
+        write_stdout(rc.to_csv(comparison, per_class=per_class))
+    elif out == "markdown":
+        write_stdout(rc.to_markdown(comparison, per_class=per_class))
+    else:
+        try:  # closed pipe, full disk, COLUMNS=0: as every other verb
+            console().print(rc.render_table(comparison, per_class=per_class))
+        except OSError as exc:
+            raise StdoutFailed(exc) from None
+        write_stdout("")
+    status = 0
+    for g in results:
+        if g["failed"]:
+            stderr_line(f"{PROG}: fail-if-worse: {term(g['reason'])}")
+            status = 1
+    raise typer.Exit(status)

@@ -1,0 +1,267 @@
+"""The ``evaluate`` verb (the default: ``iou-eval PRED GT``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import UsageError
+from .output import add_meta, emit, print_table, report_output, title_of
+from .params import (
+    P_OUTPUTS,
+    AgnosticOpt,
+    CalibrationOpt,
+    ClassesOpt,
+    ConfusionOpt,
+    CurvesOpt,
+    DebugOpt,
+    FailOverOpt,
+    FailUnderOpt,
+    GtFormatOpt,
+    GtNamesOpt,
+    HonorIgnoreOpt,
+    ImageIdsOpt,
+    ImageMapOpt,
+    ImageSizeOpt,
+    ImagesOpt,
+    IouThrOldOpt,
+    IouThrsOpt,
+    IouTypeOpt,
+    MaxDetsOpt,
+    NamesOpt,
+    OutputOpt,
+    PerClassOpt,
+    PerImageOpt,
+    PlotsOpt,
+    PlusOneOpt,
+    PredFormatOpt,
+    PredNamesOpt,
+    ProtocolOpt,
+    QuietOpt,
+    ReportOpt,
+    ScoreThrOpt,
+    SplitOpt,
+    TideBgOpt,
+    TideOpt,
+    TidePosOpt,
+    TpIouOpt,
+    UnknownOpt,
+    VerboseOpt,
+    VocOriginOpt,
+    analysis_args,
+    parse_float_list,
+    parse_image_size,
+    parse_int_list,
+    tp_iou_value,
+)
+from .stdio import ProgressBar, write_stdout
+from .visuals import check_visuals, read_paths, write_visuals
+
+EVALUATE_HELP = (
+    "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
+    "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
+    "folder; predictions come first.\n\n"
+    "Other verbs: iou, segment, labels, compare (iou-eval VERB --help). "
+    "Shell completion: iou-eval --install-completion. Version: iou-eval --version."
+)
+
+EVALUATE_EXAMPLES = """Examples:
+  iou-eval preds.json gt.json        # table on a terminal, CSV when piped
+  iou-eval preds.json gt.json -o json -q > report.json
+  iou-eval preds.json gt.json --fail-under AP=0.5 --fail-over fp=700
+  iou-eval runs/detect/predict/labels data/labels --protocol voc --per-class
+  iou-eval preds.json gt.json --matches matches.csv --score-thr 0.5
+  gunzip -c preds.json.gz | iou-eval - gt.json -o csv
+"""
+
+
+def evaluate_cmd(
+    predictions: Annotated[
+        str,
+        typer.Argument(
+            metavar="PREDICTIONS",
+            help="Predictions: COCO JSON (.json, .json.gz, - = stdin), VOC or YOLO folder.",
+        ),
+    ],
+    ground_truth: Annotated[
+        str,
+        typer.Argument(metavar="GROUND_TRUTH", help="Ground truth: COCO JSON, VOC or YOLO folder."),
+    ],
+    output: OutputOpt = None,
+    per_class: PerClassOpt = False,
+    iou_type: IouTypeOpt = "bbox",
+    protocol: ProtocolOpt = "coco",
+    tp_iou: TpIouOpt = None,
+    iou_thr: IouThrOldOpt = None,
+    score_thr: ScoreThrOpt = None,
+    max_dets: MaxDetsOpt = None,
+    iou_thrs: IouThrsOpt = None,
+    matches: Annotated[
+        str | None,
+        typer.Option(
+            "--matches",
+            metavar="PATH",
+            help="Write per-prediction outcomes as CSV. - = stdout, which then carries only "
+            "that CSV (no report; -o is refused).",
+            rich_help_panel=P_OUTPUTS,
+        ),
+    ] = None,
+    fail_under: FailUnderOpt = None,
+    fail_over: FailOverOpt = None,
+    honor_ignore: HonorIgnoreOpt = False,
+    plus_one: PlusOneOpt = False,
+    pred_format: PredFormatOpt = None,
+    gt_format: GtFormatOpt = None,
+    names: NamesOpt = None,
+    gt_names: GtNamesOpt = None,
+    pred_names: PredNamesOpt = None,
+    images: ImagesOpt = None,
+    image_size: ImageSizeOpt = None,
+    unknown: UnknownOpt = "error",
+    classes: ClassesOpt = None,
+    image_ids: ImageIdsOpt = None,
+    class_agnostic: AgnosticOpt = False,
+    tide: TideOpt = False,
+    tide_pos_thr: TidePosOpt = 0.5,
+    tide_bg_thr: TideBgOpt = 0.1,
+    confusion: ConfusionOpt = False,
+    per_image: PerImageOpt = False,
+    calibration: CalibrationOpt = False,
+    split: SplitOpt = None,
+    image_map: ImageMapOpt = None,
+    voc_origin: VocOriginOpt = 0,
+    curves: CurvesOpt = False,
+    plots: PlotsOpt = None,
+    report: ReportOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    import time
+
+    from .. import gates as gating
+    from ..api import check_options, evaluate, summary_keys
+
+    started = time.perf_counter()
+    if predictions == "-" and ground_truth == "-":
+        raise UsageError("only one of PREDICTIONS and GROUND_TRUTH can be - (stdin)")
+    op_iou = tp_iou_value(tp_iou, iou_thr)
+    out = report_output(output, matches)
+    gate_list = gating.parse_gates(fail_under, fail_over)
+    md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
+    thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
+    size = parse_image_size(image_size)
+    analysis_args(out, tide=tide, confusion=confusion, per_image=per_image, calibration=calibration)
+    subset_opts: dict[str, Any] = {}
+    if classes is not None or image_ids is not None or class_agnostic:
+        from ..analysis.subset import parse_list, read_image_ids
+
+        if classes is not None and not parse_list(classes):
+            raise UsageError(f"--classes: expected NAME[,NAME...], got {classes!r}")
+        subset_opts = {
+            "classes": parse_list(classes) if classes is not None else None,
+            "image_ids": read_image_ids(image_ids) if image_ids is not None else None,
+            "class_agnostic": class_agnostic,
+        }
+    check_options(
+        protocol=protocol,
+        iou_type=iou_type,
+        iou_thr=op_iou,
+        score_thr=score_thr,
+        max_dets=md,
+        iou_thrs=thrs,
+        unknown=unknown,
+        formats=(pred_format, gt_format),
+    )
+    protocol_options: dict[str, Any] = {
+        "max_dets": md,
+        "iou_thrs": thrs,
+        "honor_ignore": honor_ignore,
+        "plus_one": plus_one,
+    }
+    # option errors, gate-key typos and gates pointing the wrong way fail before the work:
+    # the keys come from the protocol
+    keys = summary_keys(protocol, iou_type=iou_type, **protocol_options)
+    gate_list = gating.resolve(gate_list, keys, protocol=protocol, iou_thr=op_iou)
+    inputs = [
+        p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
+    ]
+    if image_ids is not None and os.path.isfile(image_ids):
+        inputs.append(image_ids)  # an --image-ids file is an input too: never written over
+    if matches not in (None, "-"):
+        from ..report.outputs import check_target, is_stdout
+
+        if is_stdout(matches):  # /dev/stdout: after the report, never a second open
+            matches = "-"
+        else:
+            check_target(matches, inputs)  # fail before the work, not after
+    check_visuals(plots, report, inputs)
+    progress = None if quiet or not sys.stderr.isatty() else ProgressBar()
+    try:
+        result = evaluate(
+            predictions,
+            ground_truth,
+            protocol=protocol,
+            iou_type=iou_type,
+            iou_thr=op_iou,
+            score_thr=score_thr,
+            matches=matches is not None,
+            pred_format=pred_format,
+            gt_format=gt_format,
+            names=names,
+            gt_names=gt_names,
+            pred_names=pred_names,
+            images=images,
+            image_size=size,
+            unknown=unknown,
+            progress=progress,
+            tide=tide,
+            tide_pos_thr=tide_pos_thr,
+            tide_bg_thr=tide_bg_thr,
+            confusion=confusion,
+            per_image=per_image,
+            calibration=calibration,
+            **subset_opts,
+            split=split,
+            image_map=image_map,
+            voc_origin=voc_origin,
+            **protocol_options,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    done = time.perf_counter()
+    if verbose:
+        result.info.append(f"time: total {done - started:.3f} s")
+    add_meta(result, predictions, ground_truth, protocol, done - started)
+    write_visuals(
+        result,
+        curves=curves,
+        plots=plots,
+        report=report,
+        inputs=inputs,
+        named={"predictions": predictions, "ground truth": ground_truth},
+    )
+    matches_text = None
+    if matches is not None and result.matches is not None:
+        from ..report.result import matches_csv
+
+        matches_text = matches_csv(result.matches)
+        if matches != "-":
+            # written before the report: a failed write exits 2 without a report on stdout
+            from ..report.outputs import write_atomic
+
+            # never over a file the run read, including those the loaders found themselves
+            write_atomic(matches, matches_text, inputs, read_paths(result))
+    title = title_of(predictions, ground_truth)
+    status = emit(
+        result, output=out, per_class=per_class, gates=gate_list, quiet=quiet, title=title
+    )
+    if matches == "-" and matches_text is not None:
+        if sys.stderr.isatty() and not quiet:  # the report goes to the terminal, not stdout
+            print_table(result, per_class, title, stderr=True)
+        write_stdout(matches_text)
+    raise typer.Exit(status)
