@@ -3,6 +3,7 @@ file a page names exists (a moved or renamed test must take its documentation al
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import re
 import subprocess
@@ -80,3 +81,28 @@ def test_cli_reference_covers_every_verb() -> None:
     page = (DOCS / "cli.md").read_text(encoding="utf-8")
     for verb in verbs[1:]:
         assert f"$ iou-eval {verb} --help" in page
+
+
+def _resolves(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for name in parts[i:]:
+            if not hasattr(obj, name):
+                return False
+            obj = getattr(obj, name)
+        return True
+    return False
+
+
+def test_named_modules_exist() -> None:
+    """Every `iou_cli/...` path and `iou_cli.x.y` name on a page exists (modules move)."""
+    text = "\n".join(p.read_text(encoding="utf-8") for p in pages())
+    paths = set(re.findall(r"iou_cli/[\w/]*\w(?:\.py|/)?", text))
+    names = set(re.findall(r"iou_cli(?:\.\w+)+", text)) - {"iou_cli.py"}
+    assert len(paths) >= 10 and len(names) >= 10
+    assert not sorted(p for p in paths if not (ROOT / p).exists())
+    assert not sorted(n for n in names if not _resolves(n))
