@@ -79,6 +79,7 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 1 --tools iou-eval,iou-eval+analyses
 	$(BIN)/python bench/lvis_bench.py
 	$(BIN)/python bench/compare.py
+	$(BIN)/python bench/panoptic_bench.py
 
 bench-10x: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 10

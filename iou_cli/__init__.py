@@ -23,6 +23,7 @@ _LAZY = {
     "cxcywh_to_xywh": ("geometry.boxes", "cxcywh_to_xywh"),
     "mask_iou": ("geometry.masks", "mask_iou"),
     "label_iou": ("tasks.labels", "label_iou"),
+    "evaluate_panoptic": ("tasks.panoptic", "evaluate_panoptic"),
     "evaluate": ("api", "evaluate"),
     "load": ("api", "load"),
     "IouEvalError": ("errors", "IouEvalError"),

@@ -48,6 +48,9 @@ _EXACT: dict[str, str] = {
     "classes": COUNT,
     "n_gt": COUNT,
     "n_det": COUNT,
+    "N": COUNT,  # panoptic: categories averaged (All, Things, Stuff)
+    "N_th": COUNT,
+    "N_st": COUNT,
 }
 # AP, AP50, APs, APr, AR100, ARl, mAP, IoU, IoU_macro, mIoU, fwIoU, mAcc, aAcc, mDice, ...
 _HIGHER_RE = re.compile(r"^(m?AP|AR|IoU|mIoU|fwIoU|mAcc|aAcc|mDice|Dice)")

@@ -18,7 +18,7 @@ import typer
 
 from .. import __version__
 from ..errors import InputError, IouEvalError, UsageError
-from . import compare, evaluate, iou, tasks
+from . import compare, evaluate, iou, panoptic, tasks
 from .stdio import (
     EXIT_PIPE,
     PROG,
@@ -69,6 +69,7 @@ app.command("evaluate", help=evaluate.EVALUATE_HELP, epilog=evaluate.EVALUATE_EX
 app.command("iou", epilog=iou.IOU_EXAMPLES)(iou.iou_cmd)
 app.command("segment", epilog=tasks.SEGMENT_EXAMPLES)(tasks.segment_cmd)
 app.command("labels", epilog=tasks.LABELS_EXAMPLES)(tasks.labels_cmd)
+app.command("panoptic", epilog=panoptic.PANOPTIC_EXAMPLES)(panoptic.panoptic_cmd)
 app.command("compare", epilog=compare.COMPARE_EXAMPLES)(compare.compare_cmd)
 VERBS = frozenset(c.name for c in app.registered_commands if c.name)
 

@@ -114,32 +114,47 @@ def compare_cmd(
     gates = cmp.parse_gates(fail_if_worse)
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     check_visuals(None, report, list(inputs))  # before the work
-    comparison = cmp.compare(
-        inputs,
-        gates=gates,
-        bootstrap=bootstrap,
-        seed=seed,
-        confidence=confidence,
-        protocol=protocol,
-        iou_type=iou_type,
-        iou_thr=tp_iou_value(tp_iou, iou_thr),
-        score_thr=score_thr,
-        max_dets=md,
-        iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
-        honor_ignore=honor_ignore,
-        plus_one=plus_one,
-        pred_format=pred_format,
-        gt_format=gt_format,
-        names=names,
-        gt_names=gt_names,
-        pred_names=pred_names,
-        images=images,
-        image_size=parse_image_size(image_size),
-        unknown=unknown,
-        split=split,
-        image_map=image_map,
-        voc_origin=voc_origin,
-    )
+    from ..loaders.panoptic import looks_panoptic
+
+    if len(inputs) == 3 and looks_panoptic(inputs[2]):  # COCO panoptic: PQ/SQ/RQ deltas
+        from ..tasks.panoptic_compare import compare_panoptic
+
+        comparison = compare_panoptic(
+            inputs[0],
+            inputs[1],
+            inputs[2],
+            unknown=unknown,
+            bootstrap=bootstrap,
+            seed=seed,
+            confidence=confidence,
+        )
+    else:
+        comparison = cmp.compare(
+            inputs,
+            gates=gates,
+            bootstrap=bootstrap,
+            seed=seed,
+            confidence=confidence,
+            protocol=protocol,
+            iou_type=iou_type,
+            iou_thr=tp_iou_value(tp_iou, iou_thr),
+            score_thr=score_thr,
+            max_dets=md,
+            iou_thrs=parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None,
+            honor_ignore=honor_ignore,
+            plus_one=plus_one,
+            pred_format=pred_format,
+            gt_format=gt_format,
+            names=names,
+            gt_names=gt_names,
+            pred_names=pred_names,
+            images=images,
+            image_size=parse_image_size(image_size),
+            unknown=unknown,
+            split=split,
+            image_map=image_map,
+            voc_origin=voc_origin,
+        )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if report is not None:
         write_compare_report(comparison, report, list(inputs))

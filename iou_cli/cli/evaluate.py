@@ -64,7 +64,7 @@ EVALUATE_HELP = (
     "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
     "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
     "folder; predictions come first.\n\n"
-    "Other verbs: iou, segment, labels, compare (iou-eval VERB --help). "
+    "Other verbs: iou, segment, labels, panoptic, compare (iou-eval VERB --help). "
     "Shell completion: iou-eval --install-completion. Version: iou-eval --version."
 )
 

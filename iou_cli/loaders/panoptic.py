@@ -1,0 +1,349 @@
+"""COCO panoptic format: one JSON (``annotations`` with ``segments_info``, ``categories``
+with ``isthing``) plus a folder of RGB PNGs whose pixels encode segment ids as
+``R + 256 G + 256^2 B`` (id 0 is VOID).
+
+The JSON is read and checked whole up front (every record located, as ``annotations[3].
+segments_info[5].id``); the PNGs are read one image at a time by :func:`read_id_map`. The
+folder defaults to the JSON's path without ``.json``, as panopticapi assumes.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import InputError, kind_of
+
+IntArray = npt.NDArray[np.int64]
+MAX_ID = (1 << 24) - 1  # three 8-bit channels
+
+
+@dataclass
+class PanopticImage:
+    """One ``annotations`` record: its segments as aligned columns (JSON order)."""
+
+    image_id: int | str
+    file_name: str
+    where: str  # "annotations[i]", for messages
+    ids: IntArray  # segment ids (1 .. 2^24 - 1)
+    category: IntArray  # category ids as written
+    iscrowd: npt.NDArray[np.bool_]
+    area: npt.NDArray[np.float64]  # the JSON ``area`` values (NaN where absent)
+
+
+@dataclass
+class PanopticSet:
+    """One side (ground truth or predictions) of a COCO panoptic evaluation."""
+
+    path: str
+    folder: str
+    images: list[PanopticImage]
+    by_id: dict[int | str, int]  # image_id -> index into images
+    # ground truth only: category id -> (name, isthing), in the file's order
+    categories: dict[int, tuple[str, bool]] = field(default_factory=dict)
+    sizes: dict[int | str, tuple[int, int]] = field(default_factory=dict)  # id -> (w, h)
+
+
+def looks_panoptic(path: str) -> bool:
+    """Cheap sniff: a JSON file whose first 64 KiB mention ``segments_info``."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return False
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and b'"segments_info"' in head
+
+
+def default_folder(path: str) -> str:
+    """panopticapi's rule: the JSON's path without ``.json``."""
+    for ext in (".json.gz", ".json"):
+        if path.lower().endswith(ext):
+            return path[: -len(ext)]
+    return path
+
+
+def _int(value: Any, path: str, where: str, what: str, lo: int = 0, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(path, where, f"expected an integer {what}, got {kind_of(value)}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise InputError(path, where, f"expected an integer {what}, got {value!r}")
+        value = int(value)
+    if value < lo or (hi is not None and value > hi):
+        top = f"..{hi}" if hi is not None else " or more"
+        raise InputError(path, where, f"{what} {value} is out of range ({lo}{top})")
+    return int(value)
+
+
+def _image_id(value: Any, path: str, where: str) -> int | str:
+    if isinstance(value, str):
+        return value
+    return _int(value, path, where, "image_id", lo=-(1 << 62), hi=1 << 62)
+
+
+def _categories(doc: dict[str, Any], path: str) -> dict[int, tuple[str, bool]]:
+    cats = doc.get("categories")
+    if not isinstance(cats, list) or not cats:
+        raise InputError(
+            path,
+            "categories",
+            "expected a non-empty list of categories with id, name and isthing "
+            f"(the ground truth's categories are scored), got {kind_of(cats)}",
+        )
+    out: dict[int, tuple[str, bool]] = {}
+    for i, cat in enumerate(cats):
+        where = f"categories[{i}]"
+        if not isinstance(cat, dict):
+            raise InputError(path, where, f"expected an object, got {kind_of(cat)}")
+        cid = _int(cat.get("id"), path, f"{where}.id", "category id", lo=-(1 << 62), hi=1 << 62)
+        if cid in out:
+            raise InputError(path, f"{where}.id", f"duplicate category id {cid}")
+        isthing = cat.get("isthing")
+        if isthing not in (0, 1) or isinstance(isthing, float):
+            raise InputError(
+                path,
+                f"{where}.isthing",
+                f"expected 0 or 1 (stuff or thing, for the Things/Stuff split), got {kind_of(isthing)}",
+            )
+        name = cat.get("name", cid)
+        out[cid] = (str(name), bool(isthing))
+    return out
+
+
+def _sizes(doc: dict[str, Any], path: str) -> dict[int | str, tuple[int, int]]:
+    images = doc.get("images")
+    if images is None:
+        return {}
+    if not isinstance(images, list):
+        raise InputError(path, "images", f"expected a list, got {kind_of(images)}")
+    out: dict[int | str, tuple[int, int]] = {}
+    for i, img in enumerate(images):
+        where = f"images[{i}]"
+        if not isinstance(img, dict):
+            raise InputError(path, where, f"expected an object, got {kind_of(img)}")
+        iid = _image_id(img.get("id"), path, f"{where}.id")
+        if iid in out:
+            raise InputError(path, f"{where}.id", f"duplicate image id {iid!r}")
+        if "width" in img or "height" in img:
+            w = _int(img.get("width"), path, f"{where}.width", "width", lo=1, hi=1 << 31)
+            h = _int(img.get("height"), path, f"{where}.height", "height", lo=1, hi=1 << 31)
+            out[iid] = (w, h)
+    return out
+
+
+_INT = {int}
+_AREA = {int, float, type(None)}
+
+
+def _segments_fast(
+    infos: list[Any],
+) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.float64]] | None:
+    """The columns of well-formed ``segments_info`` in a few passes; None when anything is
+    off (then the record-by-record check below names the first bad field)."""
+    try:
+        ids = [s["id"] for s in infos]
+        cats = [s["category_id"] for s in infos]
+        crowd = [s.get("iscrowd", 0) for s in infos]
+        area = [s.get("area") for s in infos]
+    except (TypeError, KeyError, AttributeError):
+        return None
+    if not (
+        set(map(type, ids)) <= _INT
+        and set(map(type, cats)) <= _INT
+        and set(map(type, crowd)) <= _INT
+        and set(map(type, area)) <= _AREA
+        and len(set(ids)) == len(ids)
+    ):
+        return None
+    try:
+        a_ids = np.array(ids, dtype=np.int64).reshape(-1)
+        a_cats = np.array(cats, dtype=np.int64).reshape(-1)
+        a_crowd = np.array(crowd, dtype=np.int64).reshape(-1)
+        a_area = np.array([np.nan if v is None else v for v in area], dtype=np.float64)
+    except (OverflowError, ValueError):
+        return None
+    if (
+        ((a_ids < 1) | (a_ids > MAX_ID)).any()
+        or ((a_crowd != 0) & (a_crowd != 1)).any()
+        or (np.abs(a_cats) > (1 << 62)).any()
+        or (a_area < 0).any()
+        or np.isinf(a_area).any()
+    ):
+        return None
+    return a_ids, a_cats, a_crowd.astype(bool), a_area.reshape(-1)
+
+
+def _segments(
+    ann: dict[str, Any], path: str, where: str
+) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    infos = ann.get("segments_info")
+    if not isinstance(infos, list):
+        raise InputError(path, f"{where}.segments_info", f"expected a list, got {kind_of(infos)}")
+    fast = _segments_fast(infos)
+    if fast is not None:
+        return fast
+    n = len(infos)
+    ids = np.empty(n, dtype=np.int64)
+    cats = np.empty(n, dtype=np.int64)
+    crowd = np.zeros(n, dtype=bool)
+    areas = np.full(n, np.nan)
+    seen: dict[int, int] = {}
+    for j, seg in enumerate(infos):
+        w = f"{where}.segments_info[{j}]"
+        if not isinstance(seg, dict):
+            raise InputError(path, w, f"expected an object, got {kind_of(seg)}")
+        sid = _int(seg.get("id"), path, f"{w}.id", "segment id", lo=1, hi=MAX_ID)
+        if sid in seen:
+            raise InputError(
+                path,
+                f"{w}.id",
+                f"duplicate segment id {sid} in this image (also segments_info[{seen[sid]}])",
+            )
+        seen[sid] = j
+        ids[j] = sid
+        cats[j] = _int(
+            seg.get("category_id"),
+            path,
+            f"{w}.category_id",
+            "category_id",
+            lo=-(1 << 62),
+            hi=1 << 62,
+        )
+        c = seg.get("iscrowd", 0)
+        if c not in (0, 1) or isinstance(c, float):
+            raise InputError(path, f"{w}.iscrowd", f"expected 0 or 1, got {kind_of(c)}")
+        crowd[j] = bool(c)
+        a = seg.get("area")
+        if a is not None:
+            if isinstance(a, bool) or not isinstance(a, (int, float)) or not a >= 0:
+                raise InputError(path, f"{w}.area", f"expected a pixel count, got {kind_of(a)}")
+            areas[j] = a
+    return ids, cats, crowd, areas
+
+
+def load_panoptic(
+    path: str, *, folder: str | None = None, ground_truth: bool, role: str
+) -> PanopticSet:
+    """Read and check a COCO panoptic JSON (``role``: "ground truth" or "predictions")."""
+    from .jsonio import load_json
+
+    doc = load_json(path)
+    if not isinstance(doc, dict):
+        raise InputError(
+            path,
+            None,
+            f"expected a COCO panoptic JSON object with annotations (segments_info) and "
+            f"categories ({role}), got {kind_of(doc)}",
+        )
+    anns = doc.get("annotations")
+    if not isinstance(anns, list):
+        raise InputError(
+            path,
+            "annotations",
+            f"expected a list of per-image records with segments_info ({role}), got "
+            f"{kind_of(anns)}",
+        )
+    if folder is None:
+        if path == "-":
+            raise InputError(
+                path, None, f"standard input has no PNG folder: give the {role} folder"
+            )
+        folder = default_folder(path)
+    if not os.path.isdir(folder):
+        flag = "--gt-folder" if ground_truth else "--pred-folder"
+        raise InputError(
+            folder,
+            None,
+            f"no such folder: the {role} PNGs are looked for beside the JSON, in the folder "
+            f"named like it (or give {flag})",
+        )
+    images: list[PanopticImage] = []
+    by_id: dict[int | str, int] = {}
+    for i, ann in enumerate(anns):
+        where = f"annotations[{i}]"
+        if not isinstance(ann, dict):
+            raise InputError(path, where, f"expected an object, got {kind_of(ann)}")
+        iid = _image_id(ann.get("image_id"), path, f"{where}.image_id")
+        if iid in by_id:
+            raise InputError(
+                path,
+                f"{where}.image_id",
+                f"duplicate image_id {iid!r} (also annotations[{by_id[iid]}])",
+            )
+        name = ann.get("file_name")
+        if not isinstance(name, str) or not name:
+            raise InputError(
+                path, f"{where}.file_name", f"expected a PNG file name, got {kind_of(name)}"
+            )
+        if os.path.isabs(name) or ".." in name.replace("\\", "/").split("/"):
+            raise InputError(
+                path, f"{where}.file_name", f"expected a name inside the folder, got {name!r}"
+            )
+        ids, cats, crowd, areas = _segments(ann, path, where)
+        by_id[iid] = len(images)
+        images.append(PanopticImage(iid, name, where, ids, cats, crowd, areas))
+    out = PanopticSet(path=path, folder=folder, images=images, by_id=by_id)
+    if ground_truth:
+        out.categories = _categories(doc, path)
+        out.sizes = _sizes(doc, path)
+    return out
+
+
+def read_id_map(path: str) -> npt.NDArray[np.uint32]:
+    """An RGB panoptic PNG as an (H, W) array of segment ids ``R + 256 G + 256^2 B``."""
+    import warnings
+
+    from PIL import Image, UnidentifiedImageError
+
+    from .files import read_input
+
+    data = read_input(path, member=True, expected="an RGB panoptic PNG")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            im = Image.open(io.BytesIO(data))
+        with im:
+            if im.format != "PNG":
+                raise InputError(path, None, f"expected an RGB PNG, got {im.format}")
+            if im.mode != "RGB":
+                raise InputError(
+                    path,
+                    None,
+                    f"expected an RGB PNG (segment id = R + 256 G + 256^2 B), got mode {im.mode}",
+                )
+            im.load()
+            rgb = np.asarray(im)
+    except Image.DecompressionBombError:
+        raise InputError(
+            path, None, f"refused: more than {2 * (Image.MAX_IMAGE_PIXELS or 0):,} pixels"
+        ) from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise InputError(path, None, f"not a readable PNG: {exc}") from None
+    return rgb_to_ids(rgb)
+
+
+def rgb_to_ids(rgb: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint32]:
+    """(H, W, 3) uint8 -> (H, W) ids ``R + 256 G + 256^2 B`` (in place shifts: 3 passes)."""
+    ids = rgb[..., 2].astype(np.uint32)
+    ids <<= 8
+    ids |= rgb[..., 1]
+    ids <<= 8
+    ids |= rgb[..., 0]
+    return ids
+
+
+__all__ = [
+    "PanopticImage",
+    "PanopticSet",
+    "default_folder",
+    "load_panoptic",
+    "looks_panoptic",
+    "read_id_map",
+]

@@ -1,0 +1,275 @@
+"""The per-image step of panoptic evaluation: read one pair of PNGs, count pixel pairs,
+apply panopticapi's matching rules; and the map over images (in this process or ``jobs``
+worker processes, results always in the ground truth's image order).
+
+Pixel pairs: segment ids are mapped to small indices through a lookup table over all 2^24
+ids (set and reset per image), and one ``bincount`` of ``gt_index * (P + 1) + pred_index``
+gives the ``(G + 1) x (P + 1)`` intersection matrix; row and column 0 are VOID (id 0).
+See :mod:`iou_cli.tasks.panoptic` for the rules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import InputError
+from ..loaders.panoptic import MAX_ID, PanopticImage, read_id_map
+
+IntArray = npt.NDArray[np.int64]
+Progress = Callable[[str, int, int], None]
+_UNKNOWN = np.uint16(0xFFFF)
+MAX_SEGMENTS = 0xFFFE  # per image and side: indices fit the uint16 lookup table
+CHUNK = 32  # images per task handed to a worker process
+
+
+@dataclass
+class ImageScore:
+    """One image's contribution, sparse: per touched category index ``cats`` the counts,
+    and the matched pairs' IoUs in panopticapi's order (``match_cat`` aligned)."""
+
+    cats: IntArray
+    tp: IntArray
+    fp: IntArray
+    fn: IntArray
+    iou: npt.NDArray[np.float64]  # per cats: sum of matched IoUs (this image only)
+    match_cat: IntArray
+    match_iou: npt.NDArray[np.float64]
+    area_mismatch: int = 0  # ground-truth segments whose JSON area is not their pixel count
+
+    def pq(self) -> float | None:
+        """The image's PQ: mean over its categories with TP + FP + FN > 0 (None: none)."""
+        den = self.tp + 0.5 * self.fp + 0.5 * self.fn
+        keep = (self.tp + self.fp + self.fn) > 0
+        if not keep.any():
+            return None
+        return float(np.mean(self.iou[keep] / den[keep]))
+
+
+@dataclass
+class Job:
+    """One image pair with everything needed to score it (picklable, small)."""
+
+    gt: PanopticImage
+    pred: PanopticImage
+    gt_cat: IntArray  # category indices of the segments, JSON order
+    pred_cat: IntArray
+    gt_png: str
+    pred_png: str
+    gt_json: str
+    pred_json: str
+    size: tuple[int, int] | None  # (w, h) from the ground truth's images entry
+
+
+class Lookup:
+    """A reusable segment-id -> index table (32 MiB), set and reset per image."""
+
+    def __init__(self) -> None:
+        self.table = np.full(MAX_ID + 1, _UNKNOWN, dtype=np.uint16)
+        self.table[0] = 0
+
+    def indices(self, ids_map: npt.NDArray[np.uint32], ids: IntArray) -> npt.NDArray[np.uint16]:
+        t = self.table
+        t[ids] = np.arange(1, len(ids) + 1, dtype=np.uint16)
+        try:
+            return t[ids_map]
+        finally:
+            t[ids] = _UNKNOWN
+
+
+def _unknown_pixel(
+    idx: npt.NDArray[np.uint16],
+    run_ids: npt.NDArray[np.uint32],
+    starts: IntArray,
+    width: int,
+    png: str,
+    json: str,
+    img: PanopticImage,
+) -> None:
+    """A run whose id is not in segments_info: the error names its first pixel."""
+    bad = idx == _UNKNOWN
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        y, x = divmod(int(starts[k]), width)
+        sid = int(run_ids[k])
+        n = len(np.unique(run_ids[bad]))
+        raise InputError(
+            png,
+            f"pixel (x={x}, y={y})",
+            f"segment id {sid} is in the PNG but not in segments_info of {img.where} in "
+            f"{json} ({n} such id(s) in this image)",
+        )
+
+
+def _missing_segment(counts: IntArray, json: str, img: PanopticImage) -> None:
+    empty = np.flatnonzero(counts == 0)
+    if len(empty):
+        j = int(empty[0])
+        raise InputError(
+            json,
+            f"{img.where}.segments_info[{j}]",
+            f"segment id {int(img.ids[j])} has no pixel in the PNG {img.file_name} "
+            f"({len(empty)} such segment(s) in this image)",
+        )
+
+
+def score_image(
+    gt_map: npt.NDArray[np.uint32],
+    pred_map: npt.NDArray[np.uint32],
+    job: Job,
+    lookup: Lookup,
+) -> ImageScore:
+    """One image: intersections by pixel-pair counting, then panopticapi's rules. The
+    ground truth's areas are its JSON ``area`` values (panopticapi's), the pixel counts where
+    absent; the prediction's are its pixel counts."""
+    gt, pred, gt_cat, pred_cat = job.gt, job.pred, job.gt_cat, job.pred_cat
+    g, p = gt_map.ravel(), pred_map.ravel()
+    # runs of pixels where neither map changes: one look-up per run, not per pixel
+    change = np.empty(g.size, dtype=bool)
+    change[:1] = True
+    np.not_equal(g[1:], g[:-1], out=change[1:])
+    change[1:] |= p[1:] != p[:-1]
+    starts = np.flatnonzero(change)
+    lengths = np.diff(starts, append=g.size)
+    gi = lookup.indices(g[starts], gt.ids)
+    _unknown_pixel(gi, g[starts], starts, gt_map.shape[1], job.gt_png, job.gt_json, gt)
+    pi = lookup.indices(p[starts], pred.ids)
+    _unknown_pixel(pi, p[starts], starts, gt_map.shape[1], job.pred_png, job.pred_json, pred)
+    kg, kp = len(gt.ids), len(pred.ids)
+    key = gi.astype(np.intp)
+    key *= kp + 1
+    key += pi
+    counts = (
+        np.bincount(key, weights=lengths, minlength=(kg + 1) * (kp + 1))
+        .astype(np.int64)
+        .reshape(kg + 1, kp + 1)
+    )
+    gt_pixels = counts[1:].sum(axis=1)
+    _missing_segment(gt_pixels, job.gt_json, gt)
+    pred_area = counts[:, 1:].sum(axis=0)
+    _missing_segment(pred_area, job.pred_json, pred)
+    inter = counts[1:, 1:]
+    void = counts[0, 1:]
+    ga = np.where(np.isnan(gt.area), gt_pixels, gt.area)
+    mismatch = int(np.count_nonzero(ga != gt_pixels))
+    # candidates: overlapping, same category, ground truth not crowd
+    cand = (inter > 0) & (gt_cat[:, None] == pred_cat[None, :]) & ~gt.iscrowd[:, None]
+    r, c = np.nonzero(cand)
+    i_rc = inter[r, c].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = i_rc / (pred_area[c] + ga[r] - i_rc - void[c])  # VOID overlap left out
+    hit = iou > 0.5
+    r, c, iou = r[hit], c[hit], iou[hit]
+    order = np.lexsort((pred.ids[c], gt.ids[r]))  # panopticapi: by gt id, then pred id
+    r, c, iou = r[order], c[order], iou[order]
+    gt_matched = np.zeros(kg, dtype=bool)
+    gt_matched[r] = True
+    pred_matched = np.zeros(kp, dtype=bool)
+    pred_matched[c] = True
+    n_cat = int(max(gt_cat.max(initial=-1), pred_cat.max(initial=-1))) + 1
+    fn_rows = ~gt_matched & ~gt.iscrowd
+    # the crowd region of each category: the last crowd segment of it in segments_info
+    crowd_row = {int(gt_cat[j]): j for j in np.flatnonzero(gt.iscrowd).tolist()}
+    fp_cols = np.flatnonzero(~pred_matched)
+    ignored = void[fp_cols].astype(np.int64)
+    if crowd_row:
+        rows = np.array([crowd_row.get(int(k), -1) for k in pred_cat[fp_cols]], dtype=np.intp)
+        has = rows >= 0
+        ignored[has] += inter[rows[has], fp_cols[has]]
+    is_fp = ~(ignored / pred_area[fp_cols] > 0.5)  # more than half VOID or crowd: ignored
+    tp = np.bincount(gt_cat[r], minlength=n_cat)
+    fn = np.bincount(gt_cat[fn_rows], minlength=n_cat)
+    fp = np.bincount(pred_cat[fp_cols[is_fp]], minlength=n_cat)
+    iou_sum = np.bincount(gt_cat[r], weights=iou, minlength=n_cat).astype(np.float64)
+    touched = np.flatnonzero((tp + fn + fp) > 0)
+    return ImageScore(
+        cats=touched,
+        tp=tp[touched],
+        fp=fp[touched],
+        fn=fn[touched],
+        iou=iou_sum[touched],
+        match_cat=gt_cat[r],
+        match_iou=iou,
+        area_mismatch=mismatch,
+    )
+
+
+def score_job(job: Job, lookup: Lookup) -> ImageScore:
+    """Read the job's two PNGs (checked against each other and the images entry), score."""
+    for json, img in ((job.gt_json, job.gt), (job.pred_json, job.pred)):
+        if len(img.ids) > MAX_SEGMENTS:
+            raise InputError(json, img.where, f"more than {MAX_SEGMENTS:,} segments in one image")
+    gt_map = read_id_map(job.gt_png)
+    h, w = gt_map.shape
+    if job.size is not None and (w, h) != job.size:
+        raise InputError(
+            job.gt_png,
+            None,
+            f"size {w} x {h} differs from the image's {job.size[0]} x {job.size[1]} "
+            f"(images entry of image_id {job.gt.image_id!r} in {job.gt_json})",
+        )
+    pred_map = read_id_map(job.pred_png)
+    if pred_map.shape != gt_map.shape:
+        raise InputError(
+            job.pred_png,
+            None,
+            f"size {pred_map.shape[1]} x {pred_map.shape[0]} differs from the ground "
+            f"truth's {w} x {h} ({job.gt_png})",
+        )
+    return score_image(gt_map, pred_map, job, lookup)
+
+
+_WORKER_LOOKUP: Lookup | None = None
+
+
+def _score_chunk(jobs: list[Job]) -> list[ImageScore] | tuple[str | None, str | None, str]:
+    """Worker side: the chunk's scores, or the first error as (path, where, reason)."""
+    global _WORKER_LOOKUP
+    if _WORKER_LOOKUP is None:
+        _WORKER_LOOKUP = Lookup()
+    try:
+        return [score_job(j, _WORKER_LOOKUP) for j in jobs]
+    except InputError as exc:
+        return (exc.path, exc.where, exc.reason)
+
+
+def run_jobs(
+    jobs: Sequence[Job], n_jobs: int = 1, progress: Progress | None = None
+) -> Iterator[ImageScore]:
+    """Score the jobs in order; ``n_jobs > 1`` spreads chunks of images over processes.
+    Only one pair of PNGs per process is in memory at a time."""
+    total = len(jobs)
+    if n_jobs <= 1 or total <= CHUNK:
+        lookup = Lookup()
+        for done, job in enumerate(jobs, start=1):
+            yield score_job(job, lookup)
+            if progress is not None:
+                progress("images", done, total)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = [list(jobs[i : i + CHUNK]) for i in range(0, total, CHUNK)]
+    method = "fork" if "fork" in mp.get_all_start_methods() else None
+    ctx = mp.get_context(method)
+    workers = min(n_jobs, len(chunks), os.cpu_count() or 1)
+    done = 0
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    try:
+        for out in pool.map(_score_chunk, chunks):
+            if isinstance(out, tuple):
+                raise InputError(*out)
+            for score in out:
+                done += 1
+                yield score
+            if progress is not None:
+                progress("images", done, total)
+    finally:  # an error (or a consumer that stops early) cancels the chunks not started
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+__all__ = ["ImageScore", "Job", "Lookup", "run_jobs", "score_image", "score_job"]
