@@ -69,7 +69,7 @@ cli-reference: $(STAMP)
 
 # Benchmark-only anchors (never runtime dependencies).
 $(VENV)/.bench-stamp: $(STAMP)
-	$(PIP) install faster-coco-eval hotcoco
+	$(PIP) install faster-coco-eval hotcoco shapely
 	touch $@
 
 bench: $(VENV)/.bench-stamp
@@ -80,6 +80,7 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/lvis_bench.py
 	$(BIN)/python bench/compare.py
 	$(BIN)/python bench/panoptic_bench.py
+	$(BIN)/python bench/obb_bench.py
 
 bench-10x: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 10

@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 from .data import Dataset, Side
-from .errors import ResourceError, UsageError
+from .errors import InputError, ResourceError, UsageError
 from .limits import check_ranges
 from .loaders import FORMATS
 from .options import LoadOptions
 from .result import Result
 
-IOU_TYPES = ("bbox", "segm")
+IOU_TYPES = ("bbox", "segm", "obb")
 UNKNOWN = ("error", "skip", "skip-images", "skip-classes")
 
 # a path (str or os.PathLike), or an in-memory COCO object: a results list or a dataset dict
@@ -117,6 +117,8 @@ def evaluate(
     split: str | None = None,
     image_map: str | None = None,
     voc_origin: int = 0,
+    all_point: bool | None = None,
+    angle_unit: str = "rad",
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth``.
 
@@ -135,7 +137,14 @@ def evaluate(
     ``tide_bg_thr``), ``confusion``, ``per_image`` (with label-error candidates) and
     ``calibration`` add sections to ``result.extra``; with ``matches`` the false-positive rows
     carry their TIDE ``error`` and best-overlapping ground truth.
+
+    Rotated boxes (``iou_type="obb"``: DOTA txt, YOLO-OBB txt, COCO ``obb`` fields, angles in
+    ``angle_unit``) are scored by exact polygon IoU; ``protocol="dota"`` is the DOTA devkit's
+    task 1 (VOC2007 11-point AP, ``all_point`` for the area under the curve). DOTA files are
+    rotated boxes whatever ``iou_type`` says.
     """
+    if protocol == "dota" and iou_type == "bbox":
+        iou_type = "obb"  # the DOTA protocol scores rotated boxes only
     options = {
         "iou_type": iou_type,
         "iou_thr": iou_thr,
@@ -146,6 +155,7 @@ def evaluate(
         "honor_ignore": honor_ignore,
         "plus_one": plus_one,
         "keep_tables": keep_tables,
+        "all_point": all_point,
     }
     check_options(
         protocol=protocol,
@@ -187,8 +197,11 @@ def evaluate(
         image_map=image_map,
         voc_origin=voc_origin,
         progress=progress,
+        angle_unit=angle_unit,
     )
     ds = load_pair(predictions, ground_truth, opts)
+    iou_type = geometry_of(ds, iou_type)
+    options["iou_type"] = iou_type
     if classes or image_ids or class_agnostic:
         from .analysis import subset
 
@@ -218,11 +231,14 @@ def load_options(
     image_map: str | None,
     voc_origin: int,
     progress: Callable[[str, int, int], None] | None = None,
+    angle_unit: str = "rad",
 ) -> LoadOptions:
     """The loaders' options of a run (every verb that reads a prediction/ground-truth pair
     builds them here), ``--voc-origin`` checked."""
     if voc_origin not in (0, 1):
         raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
+    if angle_unit not in ("rad", "deg"):
+        raise UsageError(f"--angle-unit: expected rad or deg, got {angle_unit!r}")
     return LoadOptions(
         pred_format=pred_format,
         gt_format=gt_format,
@@ -238,12 +254,33 @@ def load_options(
         image_map=image_map,
         voc_origin=voc_origin,
         protocol=protocol,
+        angle_unit=angle_unit,
     )
+
+
+def geometry_of(ds: Dataset, iou_type: str) -> str:
+    """The geometry a joined dataset is scored with: rotated boxes read from files that hold
+    only rotated boxes (DOTA txt) make ``bbox`` mean ``obb`` (said in an info line); one side
+    rotated and the other axis-aligned is an :class:`InputError`."""
+    rotated = (ds.pred.obb is not None, ds.gt.obb is not None)
+    if iou_type == "obb" or rotated == (False, False):
+        return iou_type
+    if rotated != (True, True):
+        side, path = ("ground truth", ds.gt_path) if rotated[1] else ("predictions", ds.pred_path)
+        other = "predictions" if rotated[1] else "ground truth"
+        raise InputError(
+            path,
+            None,
+            f"the {side} are rotated boxes but the {other} are axis-aligned: give both sides "
+            "as rotated boxes (DOTA txt, YOLO-OBB txt or COCO 'obb' with --iou-type obb)",
+        )
+    ds.info.append("rotated boxes (DOTA txt): scored by polygon IoU (--iou-type obb)")
+    return "obb"
 
 
 def read_line(ds: Dataset, iou_type: str = "bbox") -> str:
     """The one info line saying what was read."""
-    what = "masks" if iou_type == "segm" else "boxes"
+    what = {"segm": "masks", "obb": "rotated boxes"}.get(iou_type, "boxes")
     return (
         f"read ground truth: {len(ds.gt):,} {what}, {len(ds.images):,} images, "
         f"{len(ds.categories):,} classes; predictions: {len(ds.pred):,} {what}"

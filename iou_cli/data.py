@@ -58,7 +58,9 @@ class Boxes:
     ``xyxy`` are corners in the source's units; ``box_area`` is the area the IoU kernel uses
     (``w * h`` as the source gives them, for bit-exact agreement with pycocotools); ``area``
     is the annotation's area used for COCO area ranges (NaN when unknown).
-    ``normalized`` marks YOLO coordinates in [0, 1] units.
+    ``normalized`` marks YOLO coordinates in [0, 1] units. ``obb`` holds rotated boxes as
+    ``(N, 8)`` corners ``x0 y0 ... x3 y3`` (``geometry.obb``'s convention; ``xyxy`` is then
+    their axis-aligned hull), None for axis-aligned boxes.
     """
 
     xyxy: FloatArray
@@ -74,6 +76,7 @@ class Boxes:
     origin: IntArray
     masks: list[Any] | None = None
     normalized: bool = False
+    obb: FloatArray | None = None
 
     def __len__(self) -> int:
         return int(self.image.shape[0])
@@ -95,6 +98,7 @@ class Boxes:
         origin: npt.ArrayLike | None = None,
         masks: list[Any] | None = None,
         normalized: bool = False,
+        obb: npt.ArrayLike | None = None,
     ) -> Boxes:
         xy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
         n = xy.shape[0]
@@ -124,6 +128,7 @@ class Boxes:
             origin=col(origin, np.int64, 0) if origin is not None else np.arange(n, dtype=np.int64),
             masks=masks,
             normalized=normalized,
+            obb=None if obb is None else np.asarray(obb, dtype=np.float64).reshape(n, 8),
         )
 
     def take(self, index: npt.ArrayLike) -> Boxes:
@@ -147,6 +152,7 @@ class Boxes:
             origin=self.origin[idx],
             masks=masks,
             normalized=self.normalized,
+            obb=None if self.obb is None else self.obb[idx],
         )
 
 

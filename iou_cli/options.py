@@ -15,7 +15,8 @@ class LoadOptions:
 
     pred_format: str | None = None  # None: detect; else one of FORMATS
     gt_format: str | None = None
-    iou_type: str = "bbox"  # "bbox" or "segm"
+    iou_type: str = "bbox"  # "bbox", "segm" or "obb" (rotated boxes)
+    angle_unit: str = "rad"  # COCO obb angles: "rad" (hotcoco) or "deg"
     names: str | None = None  # class-names file for both sides (YOLO)
     gt_names: str | None = None
     pred_names: str | None = None

@@ -13,6 +13,8 @@ from .output import add_meta, emit, print_table, report_output, title_of
 from .params import (
     P_OUTPUTS,
     AgnosticOpt,
+    AllPointOpt,
+    AngleUnitOpt,
     CalibrationOpt,
     ClassesOpt,
     ConfusionOpt,
@@ -113,6 +115,8 @@ def evaluate_cmd(
     fail_over: FailOverOpt = None,
     honor_ignore: HonorIgnoreOpt = False,
     plus_one: PlusOneOpt = False,
+    all_point: AllPointOpt = False,
+    angle_unit: AngleUnitOpt = "rad",
     pred_format: PredFormatOpt = None,
     gt_format: GtFormatOpt = None,
     names: NamesOpt = None,
@@ -149,6 +153,8 @@ def evaluate_cmd(
     if predictions == "-" and ground_truth == "-":
         raise UsageError("only one of PREDICTIONS and GROUND_TRUTH can be - (stdin)")
     op_iou = tp_iou_value(tp_iou, iou_thr)
+    if protocol == "dota" and iou_type == "bbox":
+        iou_type = "obb"  # the DOTA protocol scores rotated boxes only
     out = report_output(output, matches)
     gate_list = gating.parse_gates(fail_under, fail_over)
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
@@ -181,6 +187,7 @@ def evaluate_cmd(
         "iou_thrs": thrs,
         "honor_ignore": honor_ignore,
         "plus_one": plus_one,
+        "all_point": all_point,
     }
     # option errors, gate-key typos and gates pointing the wrong way fail before the work:
     # the keys come from the protocol
@@ -228,6 +235,7 @@ def evaluate_cmd(
             split=split,
             image_map=image_map,
             voc_origin=voc_origin,
+            angle_unit=angle_unit,
             **protocol_options,
         )
     finally:

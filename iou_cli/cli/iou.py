@@ -14,6 +14,7 @@ IOU_EXAMPLES = """Examples:
   iou-eval iou 50,100,150,150 105,120,185,160
   iou-eval iou 50,100,100,50 105,120,80,40 --box-format xywh
   iou-eval iou boxes_a.csv boxes_b.csv -o csv
+  iou-eval iou 100,100,40,20,0.5 110,100,40,20,0 --box-format xywhr
 """
 
 
@@ -22,7 +23,11 @@ def iou_cmd(
     box_b: Annotated[str, typer.Argument(help="A box or a CSV file of boxes (the ground truth).")],
     box_format: Annotated[
         str,
-        typer.Option("--box-format", metavar="xyxy|xywh|cxcywh", help="Box format of A and B."),
+        typer.Option(
+            "--box-format",
+            metavar="xyxy|xywh|cxcywh|xywhr|corners",
+            help="Box format of A and B (rotated: cx,cy,w,h,angle in radians, or 4 corners).",
+        ),
     ] = "xyxy",
     crowd: Annotated[
         bool, typer.Option("--crowd", help="Treat B as crowd regions: |A ∩ B| / |A|.")

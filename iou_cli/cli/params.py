@@ -185,8 +185,8 @@ IouTypeOpt = Annotated[
     str,
     typer.Option(
         "--iou-type",
-        metavar="bbox|segm",
-        help="Boxes or instance masks.",
+        metavar="bbox|segm|obb",
+        help="Boxes, instance masks or rotated boxes (DOTA txt, YOLO-OBB, COCO 'obb').",
         rich_help_panel=P_PROTOCOL,
     ),
 ]
@@ -194,9 +194,9 @@ ProtocolOpt = Annotated[
     str,
     typer.Option(
         "--protocol",
-        metavar="coco|voc|voc07|lvis",
+        metavar="coco|voc|voc07|lvis|dota",
         help="COCO 101-point AP over IoU .50:.95; VOC all-point; VOC2007 11-point; LVIS "
-        "(federated, lvis-api).",
+        "(federated, lvis-api); DOTA devkit task 1 (rotated boxes).",
         rich_help_panel=P_PROTOCOL,
     ),
 ]
@@ -257,11 +257,28 @@ PlusOneOpt = Annotated[
         rich_help_panel=P_PROTOCOL,
     ),
 ]
+AllPointOpt = Annotated[
+    bool,
+    typer.Option(
+        "--all-point",
+        help="DOTA: area under the precision envelope instead of VOC2007's 11 points.",
+        rich_help_panel=P_PROTOCOL,
+    ),
+]
+AngleUnitOpt = Annotated[
+    str,
+    typer.Option(
+        "--angle-unit",
+        metavar="rad|deg",
+        help="Angles of COCO 'obb' fields [cx, cy, w, h, angle] (hotcoco: radians).",
+        rich_help_panel=P_INPUTS,
+    ),
+]
 PredFormatOpt = Annotated[
     str | None,
     typer.Option(
         "--pred-format",
-        metavar="coco|voc|yolo|yolo-darknet",
+        metavar="coco|voc|yolo|yolo-darknet|yolo-obb|dota",
         help="Force the predictions' format (YOLO column order: detected when not forced).",
         rich_help_panel=P_INPUTS,
     ),
@@ -270,7 +287,7 @@ GtFormatOpt = Annotated[
     str | None,
     typer.Option(
         "--gt-format",
-        metavar="coco|voc|yolo",
+        metavar="coco|voc|yolo|yolo-obb|dota",
         help="Force the ground truth's format.",
         rich_help_panel=P_INPUTS,
     ),

@@ -25,20 +25,24 @@ if TYPE_CHECKING:  # pragma: no cover
 @dataclass(frozen=True)
 class Format:
     """One input format: the module under ``loaders/`` holding its ``read_side``, and what
-    it can hold (instance masks for ``--iou-type segm``; a stream: stdin or a pipe)."""
+    it can hold (instance masks for ``--iou-type segm``; rotated boxes for ``--iou-type obb``;
+    a stream: stdin or a pipe)."""
 
     name: str
     module: str
     segm: bool = False
     stream: bool = False
+    obb: bool = False
 
 
 REGISTRY: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("coco", "coco", segm=True, stream=True),
+        Format("coco", "coco", segm=True, stream=True, obb=True),
         Format("voc", "voc"),
-        Format("yolo", "yolo", segm=True),
+        Format("yolo", "yolo", segm=True, obb=True),
+        Format("yolo-obb", "yolo_obb", obb=True),
+        Format("dota", "dota", obb=True),
         Format("yolo-darknet", "yolo"),
         Format("cvat", "cvat"),
         Format("labelme", "labelme"),
@@ -82,6 +86,8 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
     elif path != "-" and not os.path.exists(path):  # a forced format skips detection
         raise InputError(path, None, "no such file or folder")
     spec = REGISTRY[fmt]
+    if opts.iou_type == "obb" and fmt == "yolo":
+        spec = REGISTRY["yolo-obb"]  # the same layouts, rows of four corners
     if not spec.stream:
         from . import streams
 
@@ -92,9 +98,16 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
                 f"--{'pred' if role == 'pred' else 'gt'}-format {fmt}: only COCO JSON can be "
                 "read from stdin or a pipe (VOC and YOLO are folders of files: pass the folder)",
             )
-    if opts.iou_type != "bbox" and not spec.segm:
+    if opts.iou_type == "segm" and not spec.segm:
         raise InputError(
             path, None, f"{fmt} files hold boxes only; --iou-type segm needs COCO JSON or YOLO-seg"
+        )
+    if opts.iou_type == "obb" and not spec.obb:
+        raise InputError(
+            path,
+            None,
+            f"{fmt} files hold axis-aligned boxes; --iou-type obb needs DOTA txt, YOLO-OBB txt "
+            "or COCO JSON with 'obb' fields",
         )
     reader = importlib.import_module(f".{spec.module}", __name__).read_side
     side: Side = reader(path, role=role, fmt=fmt, opts=opts, detected=detected)

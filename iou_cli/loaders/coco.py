@@ -16,6 +16,7 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
+from .coco_obb import obb_arrays, obb_columns
 from .fastcoco import read_results
 from .jsonio import load_json, parse_json, read_bytes
 from .lvis import federated_columns
@@ -126,7 +127,13 @@ def _flag_column(values: list[Any]) -> np.ndarray:
 
 
 def _records_to_columns(
-    recs: list[Any], path: str, prefix: str, *, need_score: bool, iou_type: str
+    recs: list[Any],
+    path: str,
+    prefix: str,
+    *,
+    need_score: bool,
+    iou_type: str,
+    angle_unit: str = "rad",
 ) -> dict[str, Any]:
     need = {
         "need_score": need_score,
@@ -139,7 +146,9 @@ def _records_to_columns(
             raise TypeError
         img = [r["image_id"] for r in recs]
         cat = [r["category_id"] for r in recs]
-        if iou_type == "bbox" or (n and "bbox" in recs[0]):
+        if iou_type == "obb":
+            bbox = np.zeros((n, 4))  # from the obb fields below
+        elif iou_type == "bbox" or (n and "bbox" in recs[0]):
             bbox = np.array([r["bbox"] for r in recs]) if n else np.zeros((0, 4))
             if bbox.dtype.kind not in "iuf" or bbox.shape != (n, 4):
                 raise TypeError
@@ -177,6 +186,10 @@ def _records_to_columns(
     }
     if segm is not None:
         cols["segm"] = segm
+    if iou_type == "obb":
+        cols["obb"], cols["bbox"], cols["obb_area"] = obb_columns(
+            recs, path, prefix, angle_unit=angle_unit
+        )
     return cols
 
 
@@ -199,13 +212,15 @@ def _xywh_columns(bbox: np.ndarray, path: str, prefix: str) -> tuple[np.ndarray,
     return xyxy, area
 
 
-def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None) -> Side:
+def load_coco(
+    path: str, *, role: str, iou_type: str = "bbox", data: Any = None, angle_unit: str = "rad"
+) -> Side:
     """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``."""
-    if data is None and role == "pred" and iou_type == "bbox" and not os.path.isdir(path):
+    if data is None and role == "pred" and iou_type in ("bbox", "obb") and not os.path.isdir(path):
         raw = read_bytes(path)
-        cols = read_results(raw)  # a plain results list straight to columns, else None
+        cols = read_results(raw, field=iou_type)  # a plain results list to columns, else None
         if cols is not None:
-            side = _results_side(path, _fast_columns(cols), len(cols["score"]))
+            side = _results_side(path, _fast_columns(cols, angle_unit), len(cols["score"]))
             if b'"file_name"' in raw:  # Ultralytics predictions.json: file_name on every row
                 _attach_file_names(side, parse_json(path, raw))
             return side
@@ -221,19 +236,19 @@ def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None)
                 "dataset with 'images', 'annotations' and 'categories' "
                 "(predictions come first: iou-eval PREDICTIONS GROUND_TRUTH)",
             )
-        side = _load_results(path, data, iou_type)
+        side = _load_results(path, data, iou_type, angle_unit)
         _attach_file_names(side, data)
         return side
     if isinstance(data, dict):
         if role == "pred" and _annotations_only(data):
             # {"annotations": [...]}: a results list wrapped in a dataset's key
-            side = _load_results_prefixed(path, data["annotations"], iou_type)
+            side = _load_results_prefixed(path, data["annotations"], iou_type, angle_unit)
             _attach_file_names(side, data["annotations"])
             side.notes.setdefault("info", []).append(
                 "read {'annotations': [...]} without images/categories as a results list"
             )
             return side
-        return _load_dataset(path, data, role=role, iou_type=iou_type)
+        return _load_dataset(path, data, role=role, iou_type=iou_type, angle_unit=angle_unit)
     raise InputError(
         path,
         None,
@@ -241,22 +256,28 @@ def load_coco(path: str, *, role: str, iou_type: str = "bbox", data: Any = None)
     )
 
 
-def _fast_columns(cols: dict[str, np.ndarray]) -> dict[str, Any]:
+def _fast_columns(cols: dict[str, np.ndarray], angle_unit: str = "rad") -> dict[str, Any]:
     """The columns ``_records_to_columns`` makes, from :func:`fastcoco.read_results`'s."""
     img_codes, img_uniq = _id_column(cols["image_id"])
     cat_codes, cat_uniq = _id_column(cols["category_id"])
+    out: dict[str, Any] = {}
+    if "obb" in cols:  # rotated boxes: corners, their axis-aligned hull, w*h
+        out["obb"], out["bbox"], out["obb_area"] = obb_arrays(cols["obb"], angle_unit=angle_unit)
     return {
         "img_codes": img_codes,
         "img_uniq": img_uniq,
         "cat_codes": cat_codes,
         "cat_uniq": cat_uniq,
-        "bbox": cols["bbox"],
+        "bbox": cols.get("bbox"),
         "score": cols["score"],
+        **out,
     }
 
 
-def _load_results(path: str, recs: list[Any], iou_type: str) -> Side:
-    cols = _records_to_columns(recs, path, "", need_score=True, iou_type=iou_type)
+def _load_results(path: str, recs: list[Any], iou_type: str, angle_unit: str = "rad") -> Side:
+    cols = _records_to_columns(
+        recs, path, "", need_score=True, iou_type=iou_type, angle_unit=angle_unit
+    )
     return _results_side(path, cols, len(recs))
 
 
@@ -268,8 +289,12 @@ def _annotations_only(data: dict[str, Any]) -> bool:
     )
 
 
-def _load_results_prefixed(path: str, recs: list[Any], iou_type: str) -> Side:
-    cols = _records_to_columns(recs, path, "annotations", need_score=True, iou_type=iou_type)
+def _load_results_prefixed(
+    path: str, recs: list[Any], iou_type: str, angle_unit: str = "rad"
+) -> Side:
+    cols = _records_to_columns(
+        recs, path, "annotations", need_score=True, iou_type=iou_type, angle_unit=angle_unit
+    )
     return _results_side(path, cols, len(recs))
 
 
@@ -293,6 +318,7 @@ def _attach_file_names(side: Side, recs: Any) -> None:
 
 def _results_side(path: str, cols: dict[str, Any], n: int) -> Side:
     xyxy, box_area = _xywh_columns(cols["bbox"], path, "")
+    box_area = cols.get("obb_area", box_area)
     boxes = Boxes.build(
         xyxy,
         image=cols["img_codes"],
@@ -302,6 +328,7 @@ def _results_side(path: str, cols: dict[str, Any], n: int) -> Side:
         score=cols["score"],
         ids=np.arange(1, n + 1, dtype=np.int64),
         masks=cols.get("segm"),
+        obb=cols.get("obb"),
     )
     ni = len(cols["img_uniq"])
     images = Images(list(cols["img_uniq"]), [None] * ni, np.full(ni, np.nan), np.full(ni, np.nan))
@@ -325,7 +352,9 @@ def _table(data: dict[str, Any], key: str, path: str) -> list[Any]:
     return value
 
 
-def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) -> Side:
+def _load_dataset(
+    path: str, data: dict[str, Any], *, role: str, iou_type: str, angle_unit: str = "rad"
+) -> Side:
     images_l = _table(data, "images", path)
     anns = _table(data, "annotations", path)
     cats_l = _table(data, "categories", path)
@@ -379,7 +408,14 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
             "predictions have no 'score': this looks like ground truth "
             "(predictions come first: iou-eval PREDICTIONS GROUND_TRUTH)",
         )
-    cols = _records_to_columns(anns, path, "annotations", need_score=need_score, iou_type=iou_type)
+    cols = _records_to_columns(
+        anns,
+        path,
+        "annotations",
+        need_score=need_score,
+        iou_type=iou_type,
+        angle_unit=angle_unit,
+    )
     n = len(anns)
     img_lookup = np.array([img_index.get(norm_id(u), -1) for u in cols["img_uniq"]], dtype=np.int64)
     cat_lookup = np.array([cat_index.get(norm_id(u), -1) for u in cols["cat_uniq"]], dtype=np.int64)
@@ -400,6 +436,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
             f"category id {anns[i]['category_id']!r} is not in 'categories'",
         )
     xyxy, box_area = _xywh_columns(cols["bbox"], path, "annotations")
+    box_area = cols.get("obb_area", box_area)
     # annotation ids (optional; row + 1 where absent), unique
     ann_ids = [a.get("id", i + 1) for i, a in enumerate(anns)]
     try:
@@ -476,6 +513,7 @@ def _load_dataset(path: str, data: dict[str, Any], *, role: str, iou_type: str) 
         ignore=_flag_column(flag_values["ignore"]) if role == "gt" else None,
         ids=ids_arr.astype(np.int64),
         masks=cols.get("segm"),
+        obb=cols.get("obb"),
     )
     images = Images(keys, stems, widths, heights)
     categories = Categories(cat_ids, names)
@@ -535,6 +573,6 @@ def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bo
     """The registry's reader: a COCO JSON file (dataset or results list; ``-``: stdin)."""
     if path != "-" and os.path.isdir(path):
         raise InputError(path, None, "COCO input is a JSON file, not a folder")
-    side = load_coco(path, role=role, iou_type=opts.iou_type)
+    side = load_coco(path, role=role, iou_type=opts.iou_type, angle_unit=opts.angle_unit)
     side.read_paths = [path]
     return side

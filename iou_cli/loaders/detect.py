@@ -7,6 +7,8 @@ file or folder of an export root is read.
 * a ``.txt`` file, or a folder holding ``obj.data``, ``labels/``, ``obj_train_data/`` or
   ``.txt`` files: YOLO (predictions: Ultralytics ``class cx cy w h conf`` order; the darknet
   ``class conf cx cy w h`` order needs ``--pred-format yolo-darknet``);
+* DOTA txt: a folder of ``Task1_<class>.txt`` result files, a ``labelTxt/`` folder, or txt
+  files whose lines are ``x1 y1 ... y4 category difficult`` (or ``imagesource:``/``gsd:``);
 * a ``.csv`` file with Open Images' columns: Open Images;
 * formats that are not read (KITTI, TFRecord, VIA, CreateML, Label Studio): an error that
   says how to convert them.
@@ -40,6 +42,8 @@ def detect_format(path: str) -> str:
             return foreign
         if low.endswith(".xml"):
             return "voc"
+        if low.endswith(".txt") and _dota_txt(path):
+            return "dota"
         if low.endswith((".txt", ".yaml", ".yml")) or os.path.basename(low) == "obj.data":
             return "yolo"
         if low.endswith((".json", ".json.gz")):
@@ -64,6 +68,8 @@ def detect_format(path: str) -> str:
         sub = os.path.join(path, "Annotations")
         if any(n.lower().endswith(".xml") for n in os.listdir(sub)):
             return "voc"
+    if _dota_folder(path, entries):
+        return "dota"
     if {"obj.data", "labels", "obj_train_data", "data.yaml", "dataset.yaml"} & lowered or any(
         e.endswith((".txt", ".names")) for e in lowered
     ):
@@ -80,6 +86,38 @@ def detect_format(path: str) -> str:
     raise InputError(
         path, None, "cannot tell the format: no .xml (VOC), .txt (YOLO) or .json (COCO) files here"
     )
+
+
+def _dota_txt(path: str) -> bool:
+    """A DOTA txt file: named ``Task1_<class>.txt``, or its first line is a DOTA header
+    (``imagesource:``, ``gsd:``) or object line (8 numbers, a category, a 0/1 flag)."""
+    from .dota import TASK1, is_dota_gt_line
+
+    if TASK1.match(os.path.basename(path)):
+        return True
+    for line in _head(path, 2048).decode("utf-8", "replace").splitlines()[:3]:
+        if not line.strip():
+            continue
+        low = line.strip().lower()
+        return low.startswith(("imagesource:", "gsd:")) or is_dota_gt_line(line)
+    return False
+
+
+def _dota_folder(path: str, entries: list[str]) -> bool:
+    """A DOTA folder: Task1 result files, a ``labelTxt/`` folder, or txt files that read as
+    DOTA ground truth (their first file decides)."""
+    from .dota import TASK1
+
+    if any(TASK1.match(e) for e in entries):
+        return True
+    if "labelTxt" in entries and os.path.isdir(os.path.join(path, "labelTxt")):
+        return True
+    txts = sorted(e for e in entries if e.lower().endswith(".txt"))
+    for name in txts[:20]:  # the first label file with a line decides
+        full = os.path.join(path, name)
+        if os.path.isfile(full) and _head(full, 512).strip():
+            return _dota_txt(full)
+    return False
 
 
 _NOT_READ = (

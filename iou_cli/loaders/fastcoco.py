@@ -30,7 +30,7 @@ __all__ = ["read_results"]
 
 
 @cache
-def _decoder() -> Any:
+def _decoder(field: str = "bbox") -> Any:
     import msgspec
 
     class Result(msgspec.Struct, gc=False):
@@ -39,19 +39,26 @@ def _decoder() -> Any:
         bbox: tuple[float, float, float, float]
         score: float
 
-    return msgspec.json.Decoder(list[Result])
+    class ObbResult(msgspec.Struct, gc=False):
+        image_id: int
+        category_id: int
+        obb: tuple[float, float, float, float, float]
+        score: float
+
+    return msgspec.json.Decoder(list[ObbResult] if field == "obb" else list[Result])
 
 
-def read_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
+def read_results(data: bytes, *, field: str = "bbox") -> dict[str, npt.NDArray[np.generic]] | None:
     """Columns of a COCO results list, or ``None`` when ``data`` is anything else.
 
     Returns ``image_id`` and ``category_id`` (int64), ``bbox`` (n, 4 float64, ``[x, y, w, h]``)
-    and ``score`` (float64), row ``i`` being the list's record ``i``.
+    and ``score`` (float64), row ``i`` being the list's record ``i``. ``field="obb"`` reads
+    rotated boxes instead: ``obb`` (n, 5 float64, ``[cx, cy, w, h, angle]``).
     """
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if len(data) <= _CHUNK:
-        return _columns(data)
+        return _columns(data, field)
     # a big file is decoded a slice of records at a time, so that at most one slice's
     # record objects live at once; a slice boundary is a "},{" between two records (one
     # inside a nested value makes a slice invalid JSON: then the whole file is declined)
@@ -64,7 +71,7 @@ def read_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
     while True:
         m = _BOUNDARY.search(data, pos + _CHUNK, end) if end - pos > _CHUNK else None
         stop = m.start() + 1 if m is not None else end
-        cols = _columns(b"[" + data[pos:stop] + b"]")
+        cols = _columns(b"[" + data[pos:stop] + b"]", field)
         if cols is None:
             return None
         parts.append(cols)
@@ -78,11 +85,11 @@ _CHUNK = 1 << 26  # bytes of JSON decoded at once (64 MiB: ~700k records)
 _BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 
-def _columns(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
+def _columns(data: bytes, field: str = "bbox") -> dict[str, npt.NDArray[np.generic]] | None:
     import msgspec
 
     try:
-        recs = _decoder().decode(data)
+        recs = _decoder(field).decode(data)
     except msgspec.DecodeError:  # also ValidationError: not JSON, or not this schema
         return None
     n = len(recs)
@@ -94,9 +101,10 @@ def _columns(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
     except OverflowError:  # ids beyond 64 bits: the validating loader judges them
         return None
     score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
-    bbox = np.fromiter(
-        chain.from_iterable(map(attrgetter("bbox"), recs)), np.float64, 4 * n
-    ).reshape(n, 4)
-    if not (np.isfinite(bbox).all() and np.isfinite(score).all()) or (bbox[:, 2:] < 0).any():
+    width = 5 if field == "obb" else 4
+    geom = np.fromiter(
+        chain.from_iterable(map(attrgetter(field), recs)), np.float64, width * n
+    ).reshape(n, width)
+    if not (np.isfinite(geom).all() and np.isfinite(score).all()) or (geom[:, 2:4] < 0).any():
         return None
-    return {"image_id": image_id, "category_id": category_id, "bbox": bbox, "score": score}
+    return {"image_id": image_id, "category_id": category_id, field: geom, "score": score}

@@ -482,18 +482,25 @@ def to_pixels(side: Side, width: np.ndarray, height: np.ndarray) -> Side:
     Images without boxes may have unknown (NaN) sizes."""
     from dataclasses import replace
 
+    from ..geometry.obb import polygon_area
+
     b = side.boxes
     if not b.normalized:
         return side
     wi = width[b.image]
     hi = height[b.image]
     scale = np.stack([wi, hi, wi, hi], axis=1)
+    obb = None
     with np.errstate(over="ignore", invalid="ignore"):  # join.check_geometry locates it
         xyxy = b.xyxy * scale
         area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+        if b.obb is not None:  # rotated corners: each x by W, each y by H
+            obb = b.obb * np.tile(scale[:, :2], 4)
+            area = polygon_area(obb)
     boxes = replace(
         b,
         xyxy=xyxy,
+        obb=obb,
         box_area=area,
         # a mask's area is the mask's (computed from it), not its box's
         area=area.copy() if b.masks is None else np.full(len(area), np.nan),
@@ -512,6 +519,38 @@ def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bo
     """The registry's reader: a YOLO folder, file, data.yaml or obj.data. ``--images``: image
     sizes from their headers, and (ground truth) images without a label file are images
     without objects; YOLO-seg masks need pixel sizes (the layout's own images)."""
+    listing, sizes = yolo_inputs(path, role=role, opts=opts)
+    side = load_yolo(
+        path,
+        role=role,
+        fmt=fmt,
+        names_file=opts.names_for(role),
+        sizes=sizes,
+        image_size=opts.image_size,
+        progress=opts.progress,
+        detect_order=detected and role == "pred",
+        listing=listing,
+        iou_type=opts.iou_type,
+    )
+    if opts.iou_type == "segm" and side.boxes.normalized:
+        side = _seg_sizes(side, listing)
+    return with_listing(side, listing)
+
+
+def with_listing(side: Side, listing: Listing | None) -> Side:
+    """The layout's info lines and image paths on the side."""
+    if listing is not None:
+        side.notes.setdefault("info", []).extend(listing.info)
+        if listing.image_paths:
+            side.notes["image_paths"] = listing.image_paths
+    return side
+
+
+def yolo_inputs(
+    path: str, *, role: str, opts: LoadOptions
+) -> tuple[Listing | None, dict[str, tuple[float, float]] | None]:
+    """A YOLO layout's label listing and, with ``--images``, the images' sizes (ground
+    truth: images without a label file become images without objects)."""
     from .layout import yolo_listing
 
     listing = yolo_listing(path, opts.split)
@@ -539,25 +578,7 @@ def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bo
             else {os.path.splitext(os.path.basename(f))[0] for f in listing.files}
         )
         sizes = {k: (float(w), float(h)) for k, (w, h) in scan_sizes(opts.images, wanted).items()}
-    side = load_yolo(
-        path,
-        role=role,
-        fmt=fmt,
-        names_file=opts.names_for(role),
-        sizes=sizes,
-        image_size=opts.image_size,
-        progress=opts.progress,
-        detect_order=detected and role == "pred",
-        listing=listing,
-        iou_type=opts.iou_type,
-    )
-    if opts.iou_type == "segm" and side.boxes.normalized:
-        side = _seg_sizes(side, listing)
-    if listing is not None:
-        side.notes.setdefault("info", []).extend(listing.info)
-        if listing.image_paths:
-            side.notes["image_paths"] = listing.image_paths
-    return side
+    return listing, sizes
 
 
 def _seg_sizes(side: Side, listing: Any) -> Side:

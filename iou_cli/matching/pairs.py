@@ -86,6 +86,40 @@ def pair_iou_bbox(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray
     return overlap(corners(ds.pred, d_rows), corners(ds.gt, g_rows), ds.gt.iscrowd[g_rows])
 
 
+def side_quads(boxes: Boxes) -> tuple[FloatArray, FloatArray]:
+    """Convex counter-clockwise ``(N, 4, 2)`` quads of a side (its ``obb`` corners; boxes
+    without that column as their four corners) and the areas its ``box_area`` gives (``w*h``
+    of a COCO ``obb``, the polygon's area for corners); NaN areas are the polygon's."""
+    from ..geometry.obb import convex_quads, signed_area
+
+    if boxes.obb is not None:
+        raw = boxes.obb.reshape(-1, 4, 2)
+    else:
+        x1, y1, x2, y2 = (boxes.xyxy[:, k] for k in range(4))
+        raw = np.stack([x1, y1, x2, y1, x2, y2, x1, y2], axis=1).reshape(-1, 4, 2)
+    q, _ = convex_quads(raw)
+    area = np.where(np.isnan(boxes.box_area), signed_area(q), boxes.box_area)
+    return q, area
+
+
+def pair_iou_obb(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray:
+    """Rotated-box IoU of aligned (prediction row, ground-truth row) arrays, crowd rule
+    applied (intersection over the prediction's area)."""
+    from ..geometry.obb import indexed_iou
+
+    qp, ap = side_quads(ds.pred)
+    qg, ag = side_quads(ds.gt)
+    return indexed_iou(
+        qp,
+        qg,
+        np.asarray(d_rows, dtype=np.int64),
+        np.asarray(g_rows, dtype=np.int64),
+        area_a=ap,
+        area_b=ag,
+        crowd=ds.gt.iscrowd[g_rows],
+    )
+
+
 def pair_iou_segm(
     ds: Dataset,
     d_rows: IntArray,
@@ -129,6 +163,25 @@ def pair_iou_segm(
     return out
 
 
+def group_pair_iou(
+    ds: Dataset,
+    iou_type: str,
+    d_rows: IntArray,
+    g_rows_sorted: IntArray,
+    pair_det: IntArray,
+    pair_g: IntArray,
+    d_gstart: IntArray,
+    d_ng: IntArray,
+) -> FloatArray:
+    """The similarity of every pair :func:`expand_groups` laid out, by the geometry
+    ``iou_type``: box IoU (``bbox``), mask IoU (``segm``) or rotated-box IoU (``obb``)."""
+    if iou_type == "segm":
+        return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng)
+    if iou_type == "obb":
+        return pair_iou_obb(ds, d_rows[pair_det], g_rows_sorted[pair_g])
+    return pair_iou_bbox(ds, d_rows[pair_det], g_rows_sorted[pair_g])
+
+
 def candidate_pairs(
     ds: Dataset,
     *,
@@ -153,10 +206,7 @@ def candidate_pairs(
     g_key = g_key_all[g_rows]
     d_key = group_keys(ds.pred, K, by_class=by_class)[d_rows]
     pair_det, pair_g, d_gstart, d_ng = expand_groups(d_key, g_key)
-    if iou_type == "segm":
-        iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
-    else:
-        iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_g])
+    iou = group_pair_iou(ds, iou_type, d_rows, g_rows, pair_det, pair_g, d_gstart, d_ng)
     keep = iou >= min_iou if min_iou > 0 else np.ones(iou.shape, dtype=bool)
     det = d_rows[pair_det[keep]]
     gt = g_rows[pair_g[keep]]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 COMMON_OPTIONS = frozenset({"iou_type", "iou_thr", "score_thr", "matches"})
 
 # protocol name -> module (imported on first use, so `--help` stays light)
-_MODULES = {"coco": "coco", "voc": "voc", "voc07": "voc", "lvis": "lvis"}
+_MODULES = {"coco": "coco", "voc": "voc", "voc07": "voc", "lvis": "lvis", "dota": "dota"}
 
 
 @dataclass(frozen=True)

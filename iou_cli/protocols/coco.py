@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from ..data import Dataset
 from ..matching.greedy import greedy_match
-from ..matching.pairs import expand_groups, group_keys, pair_iou_bbox, pair_iou_segm, run_ranks
+from ..matching.pairs import expand_groups, group_keys, group_pair_iou, run_ranks
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import best_f1_threshold, operating_point
 from ..result import Evaluation, Matches, Result, clean
@@ -265,10 +265,9 @@ def run(
 
     # ---- candidate pairs: every detection with every ground truth of its group
     pair_det, pair_gt, d_gstart, d_ng = expand_groups(d_group, g_key)
-    if params.iou_type == "segm":
-        pair_iou = pair_iou_segm(ds, d_rows, g_rows, d_gstart, d_ng)
-    else:
-        pair_iou = pair_iou_bbox(ds, d_rows[pair_det], g_rows[pair_gt])
+    pair_iou = group_pair_iou(
+        ds, params.iou_type, d_rows, g_rows, pair_det, pair_gt, d_gstart, d_ng
+    )
     del d_gstart, d_ng, d_group
 
     # ---- candidates: a pair below the lowest threshold can never match, and a detection
@@ -677,7 +676,7 @@ PROTOCOLS = {
         description="COCO 101-point AP over IoU .50:.95 (pycocotools)",
         options=frozenset({"max_dets", "iou_thrs", "honor_ignore", "keep_tables"}),
         defaults={"max_dets": MAX_DETS, "iou_thrs": None, "honor_ignore": False},
-        iou_types=("bbox", "segm"),
+        iou_types=("bbox", "segm", "obb"),
         summary_keys=lambda opts: stat_keys(tuple(opts.get("max_dets") or MAX_DETS)),
         run=lambda ds, opts: run(ds, _params(opts)),
     )

@@ -56,11 +56,19 @@ def _corners(xyxy: FloatArray, area: FloatArray, plus_one: bool) -> tuple[FloatA
     return x1, y1, x2, y2, area
 
 
-def voc_match(ds: Dataset, *, iou_thr: float = 0.5, plus_one: bool = False) -> VocMatch:
-    """Match every prediction the VOC devkit way (see the module docstring)."""
+def voc_match(
+    ds: Dataset, *, iou_thr: float = 0.5, plus_one: bool = False, iou_type: str = "bbox"
+) -> VocMatch:
+    """Match every prediction the VOC devkit way (see the module docstring); rotated boxes
+    (``iou_type="obb"``) by their polygon IoU."""
     gt, pr = ds.gt, ds.pred
     n_pred = len(pr)
     hard = gt.difficult | gt.iscrowd | gt.ignore
+    if iou_type == "obb":
+        from ..matching.argmax import best_overlaps
+
+        best, best_row = best_overlaps(ds)
+        return _outcome(ds, best, best_row, hard, iou_thr)
     g = _corners(gt.xyxy, gt.box_area, plus_one)
     p = _corners(pr.xyxy, pr.box_area, plus_one)
     best = np.full(n_pred, -np.inf)
@@ -94,7 +102,19 @@ def voc_match(ds: Dataset, *, iou_thr: float = 0.5, plus_one: bool = False) -> V
             j = np.argmax(m, axis=1)  # first maximum, like the devkit
             best[prow] = m[np.arange(len(prow)), j]
             best_row[prow] = grow[j]
+    return _outcome(ds, best, best_row, hard, iou_thr)
 
+
+def _outcome(
+    ds: Dataset,
+    best: FloatArray,
+    best_row: npt.NDArray[np.int64],
+    hard: npt.NDArray[np.bool_],
+    iou_thr: float,
+) -> VocMatch:
+    """TP / FP / neither of every prediction from its best overlap (module docstring)."""
+    pr = ds.pred
+    n_pred = len(pr)
     # per class, by descending score, stable
     order = np.lexsort((-pr.score, pr.category)).astype(np.int64)
     hit = best >= iou_thr
@@ -298,6 +318,7 @@ def run_voc(
     plus_one: bool = False,
     score_thr: float | None = None,
     matches: bool = True,
+    iou_type: str = "bbox",
 ) -> VocEvaluation:
     """Run the VOC protocol on a joined dataset; see the module docstring.
 
@@ -309,13 +330,16 @@ def run_voc(
             "--plus-one adds one pixel to widths and heights, but these boxes are normalised "
             "YOLO coordinates; give --images DIR or --image-size W,H to work in pixels"
         )
-    m = voc_match(ds, iou_thr=iou_thr, plus_one=plus_one)
+    if plus_one and iou_type == "obb":
+        raise UsageError("--plus-one measures axis-aligned pixel boxes; rotated boxes have none")
+    m = voc_match(ds, iou_thr=iou_thr, plus_one=plus_one, iou_type=iou_type)
     params = {
         "iou_thr": float(iou_thr),
         "use_07": use_07,
         "plus_one": plus_one,
         "score_thr": None if score_thr is None else float(score_thr),
         "matches": matches,
+        "iou_type": iou_type,
     }
     return VocEvaluation(
         protocol="voc07" if use_07 else "voc",
@@ -349,6 +373,7 @@ def _run(ds: Dataset, opts: Mapping[str, Any], *, use_07: bool) -> VocEvaluation
         plus_one=bool(opts.get("plus_one", False)),
         score_thr=opts.get("score_thr"),
         matches=bool(opts.get("matches", False)),
+        iou_type=str(opts.get("iou_type", "bbox")),
     )
 
 
@@ -361,7 +386,7 @@ def _protocol(name: str, description: str, use_07: bool) -> Protocol:
         description=description,
         options=frozenset({"plus_one"}),
         defaults={"plus_one": False},
-        iou_types=("bbox",),
+        iou_types=("bbox", "obb"),
         summary_keys=lambda opts: ["mAP"],
         run=run,
     )

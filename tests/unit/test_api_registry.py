@@ -113,8 +113,9 @@ def test_gate_keys_come_from_the_protocol(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_registry_lists_the_builtins() -> None:
-    assert {"coco", "voc", "voc07"} <= set(protocol_names())
-    assert get_protocol("voc07").iou_types == ("bbox",)
+    assert {"coco", "voc", "voc07", "dota"} <= set(protocol_names())
+    assert get_protocol("voc07").iou_types == ("bbox", "obb")
+    assert get_protocol("dota").iou_types == ("obb",)
     with pytest.raises(UsageError, match="--protocol: expected one of"):
         get_protocol("nope")
 

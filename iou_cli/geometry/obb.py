@@ -1,0 +1,337 @@
+"""Rotated boxes (OBB): the one corner convention, and the exact IoU of convex quadrilaterals.
+
+Convention (image coordinates: x to the right, y down)::
+
+        c0 ---------- c1        c_k = (cx, cy) + R(angle) @ o_k,  R(a) = [[cos a, -sin a],
+        |      w       |                                                  [sin a,  cos a]]
+        |h   (cx,cy)   |        o_0 = (-w/2, -h/2)   o_1 = (+w/2, -h/2)
+        |              |        o_2 = (+w/2, +h/2)   o_3 = (-w/2, +h/2)
+        c3 ---------- c2
+
+``angle`` is in radians; a positive angle turns the x axis towards the y axis, which is
+clockwise on screen (y points down). At angle 0, c0 is the top-left corner and the corners go
+clockwise on screen: hotcoco's order. Ultralytics' ``xywhr2xyxyxyxy`` gives the same four
+points starting at c2 (c2, c1, c0, c3). A row of corners is ``x0 y0 x1 y1 x2 y2 x3 y3``.
+
+IoU is computed on corners: both sides are reduced to convex quadrilaterals turning the same
+way, every candidate pair's intersection is clipped at once (Sutherland-Hodgman over NumPy
+arrays, one clipping edge at a time) and measured with the shoelace formula around a local
+origin (so 1e6-pixel coordinates keep their digits). Only pairs whose axis-aligned boxes
+overlap with positive area are clipped. A quadrilateral that is not convex (a dent, or a
+self-intersecting "bow tie": annotation errors of this kind exist in DOTA) is replaced by its
+convex hull; :func:`convex_quads` reports how many, and callers turn that into a warning.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+_CHUNK = 1 << 17  # pairs clipped per block: bounds the temporaries to a few tens of MB
+
+
+class ObbWarning(UserWarning):
+    """Some quadrilaterals were not convex and were replaced by their convex hull."""
+
+
+def xywhr_to_corners(boxes: npt.ArrayLike) -> FloatArray:
+    """``(N, 5)`` rows ``cx, cy, w, h, angle`` (radians) -> ``(N, 8)`` corners c0..c3."""
+    b = np.asarray(boxes, dtype=np.float64).reshape(-1, 5)
+    cx, cy, w, h, a = (b[:, k] for k in range(5))
+    cos, sin = np.cos(a), np.sin(a)
+    out = np.empty((b.shape[0], 8), dtype=np.float64)
+    for k, (ox, oy) in enumerate(((-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5))):
+        dx, dy = ox * w, oy * h
+        out[:, 2 * k] = cx + dx * cos - dy * sin
+        out[:, 2 * k + 1] = cy + dx * sin + dy * cos
+    return out
+
+
+def corners_to_xywhr(corners: npt.ArrayLike) -> FloatArray:
+    """``(N, 8)`` corners -> ``(N, 5)`` ``cx, cy, w, h, angle``: the inverse of
+    :func:`xywhr_to_corners` for rectangles (centre = mean of the corners, ``w = |c1 - c0|``,
+    ``h = |c2 - c1|``, ``angle = atan2`` of c0 -> c1, in (-pi, pi]). For a quadrilateral that
+    is not a rectangle this is a summary, not the shape: IoU always uses the corners."""
+    c = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
+    centre = c.mean(axis=1)
+    e01 = c[:, 1] - c[:, 0]
+    e12 = c[:, 2] - c[:, 1]
+    w = np.hypot(e01[:, 0], e01[:, 1])
+    h = np.hypot(e12[:, 0], e12[:, 1])
+    angle = np.arctan2(e01[:, 1], e01[:, 0])
+    return np.column_stack([centre, w, h, angle])
+
+
+def as_quads(boxes: npt.ArrayLike) -> FloatArray:
+    """``(N, 5)`` rotated boxes or ``(N, 8)`` corners -> ``(N, 4, 2)`` corner points."""
+    b = np.asarray(boxes, dtype=np.float64)
+    if b.ndim == 1 and b.shape[0] == 0:
+        return np.zeros((0, 4, 2), dtype=np.float64)
+    if b.ndim == 3 and b.shape[1:] == (4, 2):
+        return b
+    if b.ndim != 2 or b.shape[1] not in (5, 8):
+        raise ValueError(
+            f"rotated boxes: expected an (N, 5) array (cx, cy, w, h, angle) or an (N, 8) array "
+            f"of corners, got shape {b.shape}"
+        )
+    if b.shape[1] == 5:
+        b = xywhr_to_corners(b)
+    return b.reshape(-1, 4, 2)
+
+
+def signed_area(q: FloatArray) -> FloatArray:
+    """Shoelace area of ``(N, V, 2)`` polygons around their first vertex (positive when the
+    vertices turn counter-clockwise in x-right, y-up axes)."""
+    if q.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    d = q - q[:, :1]  # around the first vertex: its wrap-around term is zero
+    x, y = d[..., 0], d[..., 1]
+    return 0.5 * (x[:, :-1] * y[:, 1:] - x[:, 1:] * y[:, :-1]).sum(axis=1)
+
+
+def polygon_area(corners: npt.ArrayLike) -> FloatArray:
+    """Area of ``(N, 8)`` corner rows (their convex hull where a quad is not convex)."""
+    q, _ = convex_quads(as_quads(corners))
+    return signed_area(q)
+
+
+def _turns(q: FloatArray) -> FloatArray:
+    """Cross product at each vertex of ``(N, 4, 2)`` quads (the turn direction)."""
+    e = np.empty_like(q)  # edge i: q_i -> q_{i+1}
+    e[:, :3] = q[:, 1:] - q[:, :3]
+    e[:, 3] = q[:, 0] - q[:, 3]
+    ep = np.empty_like(e)  # edge into vertex i
+    ep[:, 1:] = e[:, :3]
+    ep[:, 0] = e[:, 3]
+    return ep[..., 0] * e[..., 1] - ep[..., 1] * e[..., 0]
+
+
+def _hull4(pts: FloatArray) -> FloatArray:
+    """Convex hull of 4 points (monotone chain), padded to 4 vertices, counter-clockwise."""
+    p = sorted({(float(x), float(y)) for x, y in pts})
+
+    def half(seq: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        out: list[tuple[float, float]] = []
+        for pt in seq:
+            while len(out) >= 2:
+                (ox, oy), (ax, ay) = out[-2], out[-1]
+                if (ax - ox) * (pt[1] - oy) - (ay - oy) * (pt[0] - ox) <= 0:
+                    out.pop()
+                else:
+                    break
+            out.append(pt)
+        return out
+
+    if len(p) < 3:
+        hull = p
+    else:
+        lower, upper = half(p), half(p[::-1])
+        hull = lower[:-1] + upper[:-1]
+    if not hull:
+        hull = [(float(pts[0, 0]), float(pts[0, 1]))]
+    while len(hull) < 4:
+        hull.append(hull[-1])
+    return np.asarray(hull[:4], dtype=np.float64)
+
+
+def convex_quads(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray]:
+    """``(N, 4, 2)`` quads -> (the same quads, each made convex and counter-clockwise; a
+    boolean mask of those that were not convex and were replaced by their convex hull).
+
+    A quadrilateral whose four turns all have one sign (zeros allowed) is convex; any other
+    (a dent or a bow tie) becomes its convex hull (a triangle repeats its last vertex)."""
+    q = np.array(as_quads(quads), dtype=np.float64, copy=True)
+    if q.shape[0] == 0:
+        return q, np.zeros(0, dtype=bool)
+    t = _turns(q)
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.all(t >= 0, axis=1) | np.all(t <= 0, axis=1))
+    bad &= np.isfinite(q).all(axis=(1, 2))
+    for i in np.flatnonzero(bad):
+        q[i] = _hull4(q[i])
+    cw = signed_area(q) < 0
+    q[cw] = q[cw][:, ::-1]
+    return q, bad
+
+
+def _clip_edge(
+    p: FloatArray, n: npt.NDArray[np.int64], a: FloatArray, b: FloatArray
+) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """Keep the part of each convex polygon ``p[k, :n[k]]`` left of the line ``a[k] -> b[k]``
+    (points on the line are kept)."""
+    k, v, _ = p.shape
+    idx = np.arange(v)
+    valid = idx[None, :] < n[:, None]
+    nxt = (idx[None, :] + 1) % np.maximum(n, 1)[:, None]
+    ex = (b[:, 0] - a[:, 0])[:, None]
+    ey = (b[:, 1] - a[:, 1])[:, None]
+    s = ex * (p[..., 1] - a[:, 1:2]) - ey * (p[..., 0] - a[:, 0:1])
+    sn = np.take_along_axis(s, nxt, axis=1)
+    pn = np.take_along_axis(p, nxt[..., None], axis=1)
+    inside = s >= 0
+    keep = valid & inside
+    cross = valid & (inside != (sn >= 0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(cross, s / np.where(cross, s - sn, 1.0), 0.0)
+    x = p + t[..., None] * (pn - p)
+    cand = np.stack([p, x], axis=2).reshape(k, 2 * v, 2)
+    flag = np.stack([keep, cross], axis=2).reshape(k, 2 * v)
+    new_n = flag.sum(axis=1)
+    width = max(int(new_n.max()) if k else 0, 1)
+    out = np.zeros((k, width, 2), dtype=np.float64)
+    rows, cols = np.nonzero(flag)
+    pos = np.cumsum(flag, axis=1)[rows, cols] - 1
+    out[rows, pos] = cand[rows, cols]
+    return out, new_n.astype(np.int64)
+
+
+def _polygon_area(p: FloatArray, n: npt.NDArray[np.int64]) -> FloatArray:
+    """Shoelace area of padded polygons ``p[k, :n[k]]`` (zero below three vertices)."""
+    k, v, _ = p.shape
+    if k == 0 or v == 0:
+        return np.zeros(k, dtype=np.float64)
+    idx = np.arange(v)
+    valid = idx[None, :] < n[:, None]
+    nxt = (idx[None, :] + 1) % np.maximum(n, 1)[:, None]
+    pn = np.take_along_axis(p, nxt[..., None], axis=1)
+    term = p[..., 0] * pn[..., 1] - pn[..., 0] * p[..., 1]
+    return 0.5 * np.where(valid, term, 0.0).sum(axis=1)
+
+
+def intersection_area(pa: FloatArray, pb: FloatArray) -> FloatArray:
+    """Exact intersection area of aligned convex counter-clockwise quads ``(K, 4, 2)``.
+
+    Symmetric to the last bit: each pair is clipped in a canonical order (the
+    lexicographically smaller quad is the subject) around an origin both quads share."""
+    k = pa.shape[0]
+    if k == 0:
+        return np.zeros(0, dtype=np.float64)
+    fa = pa.reshape(k, 8)
+    fb = pb.reshape(k, 8)
+    diff = fa != fb
+    first = np.argmax(diff, axis=1)
+    rows = np.arange(k)
+    swap = diff.any(axis=1) & (fa[rows, first] > fb[rows, first])
+    subj = np.where(swap[:, None, None], pb, pa)
+    clip = np.where(swap[:, None, None], pa, pb)
+    origin = np.minimum(subj.min(axis=1), clip.min(axis=1))  # shared by both orders
+    subj = subj - origin[:, None, :]
+    clip = clip - origin[:, None, :]
+    p = subj
+    n = np.full(k, 4, dtype=np.int64)
+    for e in range(4):
+        p, n = _clip_edge(p, n, clip[:, e], clip[:, (e + 1) % 4])
+    return np.maximum(_polygon_area(p, n), 0.0)
+
+
+def aabb(q: FloatArray) -> FloatArray:
+    """``(N, 4)`` axis-aligned hulls ``x1 y1 x2 y2`` of ``(N, 4, 2)`` quads."""
+    x, y = q[..., 0], q[..., 1]
+    return np.stack(
+        [
+            np.minimum(np.minimum(x[:, 0], x[:, 1]), np.minimum(x[:, 2], x[:, 3])),
+            np.minimum(np.minimum(y[:, 0], y[:, 1]), np.minimum(y[:, 2], y[:, 3])),
+            np.maximum(np.maximum(x[:, 0], x[:, 1]), np.maximum(x[:, 2], x[:, 3])),
+            np.maximum(np.maximum(y[:, 0], y[:, 1]), np.maximum(y[:, 2], y[:, 3])),
+        ],
+        axis=1,
+    )
+
+
+def indexed_iou(
+    qa: FloatArray,
+    qb: FloatArray,
+    ia: npt.NDArray[np.int64],
+    ib: npt.NDArray[np.int64],
+    *,
+    area_a: FloatArray | None = None,
+    area_b: FloatArray | None = None,
+    box_a: FloatArray | None = None,
+    box_b: FloatArray | None = None,
+    crowd: BoolArray | None = None,
+) -> FloatArray:
+    """IoU of the pairs ``(qa[ia[k]], qb[ib[k]])`` of convex counter-clockwise quads
+    (:func:`convex_quads` output); per-quad areas and axis-aligned hulls may be given once
+    (``area_*``: default the shoelace areas; ``box_*``: :func:`aabb`). ``crowd`` (one flag per
+    pair) scores intersection over ``a``'s area (``a`` is the prediction side). Pairs whose
+    hulls do not overlap with positive area are 0 without clipping."""
+    k = ia.shape[0]
+    out = np.zeros(k, dtype=np.float64)
+    if k == 0:
+        return out
+    aa = signed_area(qa) if area_a is None else np.asarray(area_a, dtype=np.float64)
+    ab = signed_area(qb) if area_b is None else np.asarray(area_b, dtype=np.float64)
+    ba = aabb(qa) if box_a is None else box_a
+    bb = aabb(qb) if box_b is None else box_b
+    # pre-filter in stages on 1-D gathers (x first, y on the survivors): most pairs of a
+    # group are far apart, and whole-row gathers of every pair cost more than the test
+    with np.errstate(invalid="ignore"):
+        ok_a = aa > 0
+        ok_b = ab > 0
+        ax1, ax2 = np.where(ok_a, ba[:, 0], np.inf), ba[:, 2]
+        bx1, bx2 = np.where(ok_b, bb[:, 0], np.inf), bb[:, 2]
+        sel = np.flatnonzero(np.minimum(ax2[ia], bx2[ib]) > np.maximum(ax1[ia], bx1[ib]))
+        ja, jb = ia[sel], ib[sel]
+        touch_y = np.minimum(ba[ja, 3], bb[jb, 3]) > np.maximum(ba[ja, 1], bb[jb, 1])
+    touch = np.zeros(k, dtype=bool)
+    touch[sel[touch_y]] = True
+    cand = np.flatnonzero(touch)
+    for s in range(0, cand.shape[0], _CHUNK):
+        c = cand[s : s + _CHUNK]
+        ja, jb = ia[c], ib[c]
+        a_c, b_c = aa[ja], ab[jb]
+        inter = np.minimum(intersection_area(qa[ja], qb[jb]), np.minimum(a_c, b_c))
+        union = a_c + b_c - inter
+        if crowd is not None:
+            union = np.where(np.asarray(crowd, dtype=bool)[c], a_c, union)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.where(union > 0, inter / union, 0.0)
+        out[c] = np.clip(v, 0.0, 1.0)
+    return out
+
+
+def obb_iou(
+    a: npt.ArrayLike, b: npt.ArrayLike, *, crowd: npt.ArrayLike | None = None
+) -> FloatArray:
+    """Pairwise IoU ``(N, M)`` of rotated boxes ``a`` and ``b``.
+
+    Each side is ``(N, 5)`` rows ``cx, cy, w, h, angle`` (radians, the module's convention)
+    or ``(N, 8)`` corners ``x0 y0 x1 y1 x2 y2 x3 y3`` in either turning direction. Values are
+    exact polygon IoU in [0, 1] and symmetric (``obb_iou(a, b) == obb_iou(b, a).T``).
+    ``crowd`` (``M`` booleans) scores those columns as intersection over ``a``'s area.
+    A quadrilateral that is not convex is replaced by its convex hull, with an
+    :class:`ObbWarning` giving the count.
+    """
+    qa, bad_a = convex_quads(as_quads(a))
+    qb, bad_b = convex_quads(as_quads(b))
+    n_bad = int(bad_a.sum() + bad_b.sum())
+    if n_bad:
+        warnings.warn(
+            f"{n_bad} rotated box(es) were not convex quadrilaterals; their convex hull was used",
+            ObbWarning,
+            stacklevel=2,
+        )
+    n, m = qa.shape[0], qb.shape[0]
+    if n == 0 or m == 0:
+        return np.zeros((n, m), dtype=np.float64)
+    ba, bb = aabb(qa), aabb(qb)
+    with np.errstate(invalid="ignore"):
+        ov = (
+            np.minimum(ba[:, None, 2], bb[None, :, 2]) > np.maximum(ba[:, None, 0], bb[None, :, 0])
+        ) & (
+            np.minimum(ba[:, None, 3], bb[None, :, 3]) > np.maximum(ba[:, None, 1], bb[None, :, 1])
+        )
+    i, j = np.nonzero(ov)
+    cr = None
+    if crowd is not None:
+        cr = np.asarray(crowd, dtype=bool).reshape(m)[j]
+    out = np.zeros((n, m), dtype=np.float64)
+    out[i, j] = indexed_iou(
+        qa, qb, i.astype(np.int64), j.astype(np.int64), box_a=ba, box_b=bb, crowd=cr
+    )
+    return out

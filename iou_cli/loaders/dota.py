@@ -1,0 +1,372 @@
+"""DOTA txt: rotated ground truth (``labelTxt``) and Task1 result folders.
+
+Ground truth, one ``.txt`` per image (the file stem is the image)::
+
+    imagesource:GoogleEarth          (optional header lines, any of the two, first)
+    gsd:0.146343590398
+    x1 y1 x2 y2 x3 y3 x4 y4 category difficult
+
+``difficult`` is ``0`` or ``1`` (absent: 0, as the devkit reads it). Predictions are a folder
+of ``Task1_<class>.txt`` files, one per class, each line ``image score x1 y1 ... x4 y4``; the
+line order is kept (the DOTA protocol sorts by score as the devkit does, over that order).
+Corners stay as written (``Boxes.obb``); quadrilaterals that are not convex are counted in a
+warning (IoU uses their convex hull).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable, Hashable
+
+import numpy as np
+
+from ..data import Boxes, Categories, Images, Side
+from ..errors import InputError
+from ..geometry.obb import aabb, convex_quads, signed_area
+from ..options import LoadOptions
+from .files import is_readable_member, read_text
+
+_HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
+TASK1 = re.compile(r"^Task1_(.+)\.txt$")
+
+
+def _lines(file: str, member: bool) -> list[str]:
+    lines = read_text(file, member=member).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _corners(parts: list[str], file: str, ln: int) -> list[float]:
+    out = []
+    for k, p in enumerate(parts):
+        try:
+            v = float(p)
+        except ValueError:
+            raise InputError(
+                file, ln, f"corner {k + 1}: expected a number, got {p[:20]!r}"
+            ) from None
+        if not math.isfinite(v):
+            raise InputError(file, ln, f"corner {k + 1}: expected a finite number, got {p!r}")
+        out.append(v)
+    return out
+
+
+def _txt_files(path: str, what: str) -> tuple[str, list[str]]:
+    if not os.path.isdir(path):
+        return os.path.dirname(path) or ".", [os.path.basename(path)]
+    base = path
+    sub = os.path.join(path, "labelTxt")
+    if os.path.isdir(sub):
+        base = sub
+    files = sorted(
+        n
+        for n in os.listdir(base)
+        if n.lower().endswith(".txt") and is_readable_member(os.path.join(base, n))
+    )
+    if not files:
+        raise InputError(path, None, f"no .txt files in this folder (expected {what})")
+    return base, files
+
+
+def _plain_quad(parts: list[str]) -> list[float] | None:
+    """The corners of a well-formed object line, or None (the checks then say why not)."""
+    if len(parts) not in (9, 10) or (len(parts) == 10 and parts[9] not in ("0", "1")):
+        return None
+    try:
+        quad = [float(p) for p in parts[:8]]
+    except ValueError:
+        return None
+    if not math.isfinite(sum(quad)) or _is_number(parts[8]):
+        return None
+    return quad
+
+
+def is_dota_gt_line(line: str) -> bool:
+    """A DOTA ground-truth object line: 8 numbers, a category, an optional flag."""
+    parts = line.split()
+    if len(parts) not in (9, 10):
+        return False
+    try:
+        [float(p) for p in parts[:8]]
+    except ValueError:
+        return False
+    return not _is_number(parts[8])
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _quad_notes(corners: np.ndarray, path: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Areas and axis-aligned hulls of the quads, and the warning for non-convex ones."""
+    q, bad = convex_quads(corners.reshape(-1, 4, 2))
+    notes = []
+    if bad.any():
+        notes.append(
+            f"{path}: {int(bad.sum())} quadrilateral(s) are not convex (a dent or crossed "
+            "edges); IoU uses their convex hull"
+        )
+    return signed_area(q), aabb(q), notes
+
+
+def _side(
+    path: str,
+    fmt: str,
+    keys: list[str],
+    names: list[str],
+    corners: list[list[float]] | np.ndarray,
+    img: list[int] | np.ndarray,
+    cat: list[int] | np.ndarray,
+    *,
+    score: list[float] | np.ndarray | None,
+    difficult: list[bool] | None,
+    loc: Callable[[int], str],
+    read_paths: list[str],
+) -> Side:
+    n = len(corners)
+    c = np.asarray(corners, dtype=np.float64).reshape(n, 8)
+    area, xyxy, warnings = _quad_notes(c, path)
+    boxes = Boxes.build(
+        xyxy,
+        image=np.asarray(img, dtype=np.int64),
+        category=np.asarray(cat, dtype=np.int64),
+        box_area=area,
+        area=area,
+        score=score,
+        difficult=difficult,
+        obb=c,
+    )
+    nk = len(keys)
+    ids: list[Hashable | None] = list(names)
+    return Side(
+        path,
+        fmt,
+        Images(list(keys), list(keys), np.full(nk, np.nan), np.full(nk, np.nan)),
+        Categories(ids, list(names)),
+        boxes,
+        has_scores=score is not None,
+        notes={"warnings": warnings, "info": []},
+        locator=loc,
+        read_paths=read_paths,
+    )
+
+
+def load_dota_gt(path: str) -> Side:
+    """A DOTA ``labelTxt`` folder (or one file) as a ground-truth side."""
+    base, files = _txt_files(path, "DOTA labelTxt files")
+    single = not os.path.isdir(path)
+    keys: list[str] = []
+    cat_index: dict[str, int] = {}
+    corners: list[list[float]] = []
+    img: list[int] = []
+    cat: list[int] = []
+    diff: list[bool] = []
+    loc: list[tuple[str, int]] = []
+    read_paths = []
+    for rel in files:
+        file = path if single else os.path.join(base, rel)
+        read_paths.append(file)
+        k = len(keys)
+        keys.append(os.path.splitext(rel)[0])
+        header = True
+        for ln, line in enumerate(_lines(file, not single), 1):
+            parts = line.split()
+            if not parts:
+                continue
+            if header and _HEADER.match(line.strip()):
+                continue
+            header = False
+            quad = _plain_quad(parts)
+            if quad is not None:  # the usual line: 8 finite numbers, a category, 0 or 1
+                corners.append(quad)
+                cat.append(cat_index.setdefault(parts[8], len(cat_index)))
+                img.append(k)
+                diff.append(len(parts) == 10 and parts[9] == "1")
+                loc.append((rel, ln))
+                continue
+            lead = next((k for k, p in enumerate(parts) if not _is_number(p)), len(parts))
+            if lead != 8 or len(parts) not in (9, 10):
+                got = (
+                    f"{lead} numbers and no category"
+                    if lead == len(parts)
+                    else f"{lead} numbers before the category"
+                    if lead != 8
+                    else f"{len(parts) - 9} fields after the category"
+                )
+                raise InputError(
+                    file,
+                    ln,
+                    "expected 'x1 y1 x2 y2 x3 y3 x4 y4 category difficult' (8 corner numbers), "
+                    f"got {got}",
+                )
+            flag = parts[9] if len(parts) == 10 else "0"
+            if flag not in ("0", "1"):
+                raise InputError(file, ln, f"difficult: expected 0 or 1, got {flag[:20]!r}")
+            corners.append(_corners(parts[:8], file, ln))
+            cat.append(cat_index.setdefault(parts[8], len(cat_index)))
+            img.append(k)
+            diff.append(flag == "1")
+            loc.append((rel, ln))
+    return _side(
+        path,
+        "dota",
+        keys,
+        list(cat_index),
+        corners,
+        img,
+        cat,
+        score=None,
+        difficult=diff,
+        loc=lambda r: f"{loc[r][0]}:{loc[r][1]}",
+        read_paths=read_paths,
+    )
+
+
+def _task1_table(text: str) -> tuple[np.ndarray, list[str], np.ndarray] | None:
+    """A plain Task1 file (every line ``image`` + 9 finite numbers, no blank line) parsed by
+    pandas' C reader, several times faster than splitting lines here: (image codes, their
+    names, values). None for anything else: the line reader then says what is wrong where."""
+    body = text[:-1] if text.endswith("\n") else text
+    if not body:
+        return None
+    import io
+
+    import pandas as pd
+
+    # numbers as float() reads them: pandas 3's default; "round_trip" before it (deprecated now)
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+    try:
+        df = pd.read_csv(
+            io.StringIO(body),
+            sep=r"\s+",
+            header=None,
+            dtype={0: str},
+            na_filter=False,
+            engine="c",
+            **exact,
+        )
+    except (ValueError, pd.errors.ParserError):
+        return None
+    # a skipped blank line would shift every later line number: the line reader takes those
+    if df.shape != (body.count("\n") + 1, 10):
+        return None
+    if not all(df[k].dtype == np.float64 for k in range(1, 10)):
+        return None
+    values = df.iloc[:, 1:].to_numpy(dtype=np.float64)
+    if not np.isfinite(values).all():
+        return None
+    codes, uniques = pd.factorize(df[0].astype(str))
+    return codes.astype(np.int64), [str(u) for u in uniques], values
+
+
+def _task1_lines(text: str, file: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """A Task1 file line by line: (image of each row, values, line numbers); a bad line is
+    an :class:`InputError` at its line."""
+    images: list[str] = []
+    rows: list[list[float]] = []
+    lines: list[int] = []
+    for ln, line in enumerate(text.split("\n"), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 10:
+            raise InputError(
+                file,
+                ln,
+                f"expected 'image score x1 y1 x2 y2 x3 y3 x4 y4' (10 fields), got {len(parts)}",
+            )
+        try:
+            s = float(parts[1])
+        except ValueError:
+            raise InputError(file, ln, f"score: expected a number, got {parts[1][:20]!r}") from None
+        if not math.isfinite(s):
+            raise InputError(file, ln, f"score: expected a finite number, got {parts[1]!r}")
+        rows.append([s, *_corners(parts[2:], file, ln)])
+        images.append(parts[0])
+        lines.append(ln)
+    n = len(rows)
+    return images, np.asarray(rows, dtype=np.float64).reshape(n, 9), np.asarray(lines, np.int64)
+
+
+def task1_files(path: str) -> list[tuple[str, str]]:
+    """``(class name, file name)`` of the ``Task1_<class>.txt`` files of a folder."""
+    if not os.path.isdir(path):
+        m = TASK1.match(os.path.basename(path))
+        return [(m.group(1), os.path.basename(path))] if m else []
+    out = []
+    for n in sorted(os.listdir(path)):
+        m = TASK1.match(n)
+        if m and is_readable_member(os.path.join(path, n)):
+            out.append((m.group(1), n))
+    return out
+
+
+def load_dota_task1(path: str) -> Side:
+    """A folder of DOTA ``Task1_<class>.txt`` result files (or one file) as predictions."""
+    files = task1_files(path)
+    if not files:
+        raise InputError(path, None, "no Task1_<class>.txt files (expected DOTA task-1 results)")
+    single = not os.path.isdir(path)
+    base = os.path.dirname(path) if single else path
+    key_index: dict[str, int] = {}
+    blocks: list[np.ndarray] = []  # per file: (rows, 9) score + corners
+    img: list[np.ndarray] = []
+    line_no: list[np.ndarray] = []
+    read_paths = []
+    for name in (n for _, n in files):
+        file = os.path.join(base, name)
+        read_paths.append(file)
+        text = read_text(file, member=not single)
+        table = _task1_table(text)
+        if table is not None:
+            codes, uniques, values = table
+            rows = np.arange(1, values.shape[0] + 1, dtype=np.int64)
+        else:
+            images, values, rows = _task1_lines(text, file)
+            uniques = list(dict.fromkeys(images))
+            local = {u: i for i, u in enumerate(uniques)}
+            codes = np.asarray([local[im] for im in images], dtype=np.int64)
+        to_global = [key_index.setdefault(u, len(key_index)) for u in uniques]
+        img.append(np.asarray(to_global, dtype=np.int64)[codes])
+        blocks.append(values)
+        line_no.append(rows)
+    counts = [b.shape[0] for b in blocks]
+    vals = np.concatenate(blocks) if blocks else np.zeros((0, 9))
+    cat = np.repeat(np.arange(len(files), dtype=np.int64), counts)
+    ll = np.concatenate(line_no) if line_no else np.zeros(0, dtype=np.int64)
+    file_names = [name for _, name in files]
+    return _side(
+        path,
+        "dota-task1",
+        list(key_index),
+        [cname for cname, _ in files],
+        vals[:, 1:],
+        np.concatenate(img) if img else np.zeros(0, dtype=np.int64),
+        cat,
+        score=vals[:, 0],
+        difficult=None,
+        loc=lambda r: f"{file_names[int(cat[r])]}:{int(ll[r])}",
+        read_paths=read_paths,
+    )
+
+
+def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:
+    """The registry's reader: ground truth from ``labelTxt`` files, predictions from a folder
+    of ``Task1_<class>.txt`` files."""
+    if role == "gt":
+        return load_dota_gt(path)
+    if not task1_files(path):
+        raise InputError(
+            path,
+            None,
+            "DOTA predictions are Task1_<class>.txt files (one per class: 'image score x1 y1 "
+            "... y4' lines); none here",
+        )
+    return load_dota_task1(path)
