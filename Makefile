@@ -81,6 +81,7 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/compare.py
 	$(BIN)/python bench/panoptic_bench.py
 	$(BIN)/python bench/obb_bench.py
+	$(BIN)/python bench/dropin_bench.py
 
 bench-10x: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 10

@@ -128,8 +128,15 @@ def pair_iou_segm(
     d_ng: IntArray,
 ) -> FloatArray:
     """Mask IoU of every detection with every ground truth of its group (detection-major,
-    as :func:`expand_groups` lays pairs out); runs of detections sharing a group are sent to
-    pycocotools together."""
+    as :func:`expand_groups` lays pairs out).
+
+    One ``pycocotools.mask.iou`` call per image (not per image and class): the image's
+    detections that have ground truths against the span of ground truths their groups
+    cover (groups sort by image first, so an image's ground truths are contiguous); each
+    detection's own pairs are then read out of that matrix. A pair's IoU depends only on
+    its two masks, so the values are the per-group ones; the call's bounding-box pre-check
+    keeps the extra cross-class pairs cheap.
+    """
     from ..geometry.masks import group_iou
 
     n_pairs = int(d_ng.sum())
@@ -140,26 +147,25 @@ def pair_iou_segm(
     if pm is None or gm is None:
         raise ValueError("segm pairs need masks on both sides (masks.prepare_masks)")
     crowd = ds.gt.iscrowd
-    pos = 0
-    nd_total = d_rows.shape[0]
-    d = 0
-    while d < nd_total:
-        ng = int(d_ng[d])
-        if ng == 0:
-            d += 1
-            continue
-        gs = int(d_gstart[d])
-        e = d
-        while e < nd_total and d_gstart[e] == gs and d_ng[e] == ng:
-            e += 1
-        grows = g_rows_sorted[gs : gs + ng]
-        dts = [pm[int(r)] for r in d_rows[d:e]]
-        gts = [gm[int(r)] for r in grows]
-        m = group_iou(dts, gts, crowd[grows])
-        n = (e - d) * ng
-        out[pos : pos + n] = np.asarray(m, dtype=np.float64).reshape(-1)
-        pos += n
-        d = e
+    has = np.flatnonzero(d_ng > 0)  # detections with pairs, in (image, class, rank) order
+    image = ds.pred.image[d_rows[has]]
+    cut = np.flatnonzero(np.r_[True, image[1:] != image[:-1], True])
+    pair_start = np.cumsum(d_ng) - d_ng
+    for a, b in zip(cut[:-1].tolist(), cut[1:].tolist(), strict=False):
+        dets = has[a:b]
+        gs, ng = d_gstart[dets], d_ng[dets]
+        g0 = int(gs.min())
+        g1 = int((gs + ng).max())
+        grows = g_rows_sorted[g0:g1]
+        m = group_iou(
+            [pm[r] for r in d_rows[dets].tolist()], [gm[r] for r in grows.tolist()], crowd[grows]
+        )
+        n = int(ng.sum())
+        local = np.repeat(np.arange(dets.shape[0]), ng)
+        first = np.cumsum(ng) - ng
+        col = np.repeat(gs - g0 - first, ng) + np.arange(n)
+        dst = np.repeat(pair_start[dets] - first, ng) + np.arange(n)
+        out[dst] = m[local, col]
     return out
 
 

@@ -94,7 +94,7 @@ def blocks(page: Path) -> list[Block]:
                 continue
         elif lang == "python":
             after = [ln for ln in lines[end + 1 : end + 4] if ln.strip()]
-            if after and after[0].strip().rstrip(":") == "prints" and k + 1 < len(fences):
+            if after and re.match(r"prints\b", after[0].strip()) and k + 1 < len(fences):
                 n_start, n_end, n_lang = fences[k + 1]
                 if n_lang == "text":
                     block.expected = "\n".join(lines[n_start + 1 : n_end]) + "\n"

@@ -440,3 +440,35 @@ def test_in_memory_predictions_locate_masks_by_their_format() -> None:
     assert exc.value.message() == (
         "<predictions>:[1].segmentation[0]: polygon with 2 points, expected >= 3"
     )
+
+
+def test_strings_ok_in_batches_across_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many mutated strings (bad characters, truncations, empty ones, wrong sizes) judged in
+    one call, with chunks so small that strings and tokens meet at every boundary: each
+    verdict equals the explaining decoder's on that string alone."""
+    from iou_cli.geometry import rle
+
+    rng = np.random.default_rng(7)
+    strings: list[bytes] = []
+    pixels: list[int] = []
+    for _ in range(300):
+        h, w = int(rng.integers(1, 30)), int(rng.integers(1, 30))
+        m = (rng.random((h, w)) < rng.random()).astype(np.uint8)
+        s = bytearray(mask_utils.encode(np.asfortranarray(m))["counts"])
+        r = rng.random()
+        if r < 0.2:
+            s[int(rng.integers(len(s)))] = int(rng.integers(30, 130))
+        elif r < 0.3:
+            del s[int(rng.integers(len(s))) :]
+        elif r < 0.35:
+            s.extend(b"ooo")
+        strings.append(bytes(s))
+        pixels.append(h * w + (int(rng.integers(-1, 2)) if rng.random() < 0.1 else 0))
+    want = [
+        explain_string(s, p, 1) == "malformed RLE counts"
+        for s, p in zip(strings, pixels, strict=True)
+    ]
+    for chunk in (7, 50, 1 << 16):
+        monkeypatch.setattr(rle, "_CHUNK_CHARS", chunk)
+        assert strings_ok(strings, pixels).tolist() == want
+    assert 30 < sum(want) < 300  # both verdicts occur
