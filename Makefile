@@ -8,8 +8,8 @@ STAMP  := $(VENV)/.installed-stamp
 TSTAMP := $(VENV)/.test-stamp
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: install demo test test-slow lint format bench bench-10x fuzz clean tidecv-oracle report-check \
-	docs cli-reference
+.PHONY: install demo test test-slow lint format bench bench-10x fuzz clean tidecv-oracle \
+	ultralytics-oracle report-check docs cli-reference
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,15 +32,29 @@ $(TIDECV): $(STAMP)
 
 tidecv-oracle: $(TIDECV)
 
+# Test-only oracle: Ultralytics' own validation metrics (tests/oracle/ultralytics_harness.py
+# runs them in a child). torch only from the CPU wheel shipped on the machine (PyPI's torch
+# pulls CUDA); both without dependencies (the metrics need only what the test extra brings).
+# Without the wheel the oracle test skips and says why.
+TORCH_WHEEL ?= $(firstword $(wildcard /opt/wheels/torch-*+cpu-cp311-*.whl))
+ULTRA := $(VENV)/.ultralytics-stamp
+$(ULTRA): $(STAMP)
+	@if [ -n "$(TORCH_WHEEL)" ]; then \
+		$(PIP) install --no-deps --target $(VENV)/ultralytics-oracle $(TORCH_WHEEL) ultralytics==8.4.190; \
+	else echo "make ultralytics-oracle: no CPU torch wheel in /opt/wheels; the oracle test will skip"; fi
+	touch $@
+
+ultralytics-oracle: $(ULTRA)
+
 demo: $(STAMP)
 	$(BIN)/iou-eval sample_data/coco/preds.json sample_data/coco/gt.json --per-class -o table
 
 # The fast suite on every core (pytest-xdist; about a minute on 2 cores); tests marked slow
 # (long fuzz and scale) run in test-slow.
-test: $(TSTAMP) $(TIDECV)
+test: $(TSTAMP) $(TIDECV) $(ULTRA)
 	$(BIN)/python -m pytest -m "not slow" -n auto
 
-test-slow: $(TSTAMP) $(TIDECV)
+test-slow: $(TSTAMP) $(TIDECV) $(ULTRA)
 	$(BIN)/python -m pytest -m slow -n auto
 
 lint: $(TSTAMP)

@@ -33,9 +33,16 @@ Source = Union[str, "os.PathLike[str]", list[Any], dict[str, Any]]
 
 
 def _source(value: Any, what: str) -> Any:
-    """A path as ``str`` (``os.PathLike`` accepted), or a COCO object (list / dict) as is."""
+    """A path as ``str`` (``os.PathLike`` accepted), or a COCO object (list / dict; records
+    may be any mapping, numbers NumPy scalars: made plain, as JSON would give them)."""
+    from collections.abc import Mapping
+
     if isinstance(value, (list, dict)):
-        return value
+        return value  # made plain only if the loader refuses it (_plain_retry)
+    if isinstance(value, (tuple, Mapping)):
+        from .loaders.plain import plain
+
+        return plain(value)
     if isinstance(value, (str, os.PathLike)):
         path = os.fspath(value)
         if isinstance(path, bytes):
@@ -56,15 +63,47 @@ def load(
 ) -> Side:
     """Read one side (``role`` "pred" or "gt") into columns."""
     from .loaders import load_side
+    from .loaders.files import reading
 
-    return load_side(_source(path, "path"), role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type))
+    with reading() as rs:  # one read-set (and pipe cache) for this load
+        side = load_side(
+            _source(path, "path"), role=role, fmt=fmt, opts=LoadOptions(iou_type=iou_type)
+        )
+        side.read_paths = _union(side.read_paths, rs.paths())
+    return side
+
+
+def _plain(obj: Any) -> Any:
+    """An in-memory COCO object with only JSON types (``obj`` itself when it has them)."""
+    if not isinstance(obj, (list, dict)):
+        return obj
+    from .loaders.plain import is_plain, plain
+
+    return obj if is_plain(obj) else plain(obj)
+
+
+def _union(a: Sequence[str], b: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys([*a, *b]))
 
 
 def load_pair(pred: Source, gt: Source, opts: LoadOptions) -> Dataset:
     """Read and join both sides (paths or in-memory COCO objects); masks prepared for segm."""
+    from .loaders.files import reading
     from .loaders.join import load_dataset
 
-    ds = load_dataset(_source(pred, "predictions"), _source(gt, "ground_truth"), opts)
+    # one read-set for the run: every file the loaders read or found (outputs never go
+    # over them), and the bytes of pipes, kept for this evaluation only
+    with reading() as rs:
+        p, g = _source(pred, "predictions"), _source(gt, "ground_truth")
+        try:
+            ds = load_dataset(p, g, opts)
+        except InputError:
+            # NumPy scalars, OrderedDict records...: the same objects made plain, once
+            p2, g2 = _plain(p), _plain(g)
+            if p2 is p and g2 is g:
+                raise
+            ds = load_dataset(p2, g2, opts)
+        ds.read_paths = _union(ds.read_paths, rs.paths())
     if opts.iou_type == "segm":
         from .geometry.masks import prepare_masks
 
@@ -117,6 +156,7 @@ def evaluate(
     split: str | None = None,
     image_map: str | None = None,
     voc_origin: int = 0,
+    pred_ids: str = "auto",
     all_point: bool | None = None,
     angle_unit: str = "rad",
 ) -> Result:
@@ -143,6 +183,20 @@ def evaluate(
     task 1 (VOC2007 11-point AP, ``all_point`` for the area under the curve). DOTA files are
     rotated boxes whatever ``iou_type`` says.
     """
+    from .limits import as_count, as_image_size, as_keys, as_list, as_number
+
+    # API values as the CLI's: NumPy scalars accepted, strings and 1.5 detections refused
+    iou_thr = as_number(iou_thr, "iou_thr")
+    score_thr = None if score_thr is None else as_number(score_thr, "score_thr")
+    if max_dets is not None:
+        max_dets = [as_count(m, "max_dets") for m in as_list(max_dets, "max_dets")]
+    if iou_thrs is not None:
+        iou_thrs = [as_number(t, "iou_thrs") for t in as_list(iou_thrs, "iou_thrs")]
+    image_size = None if image_size is None else as_image_size(image_size)
+    image_ids = None if image_ids is None else as_keys(image_ids, "image_ids")
+    classes = None if classes is None else as_keys(classes, "classes")
+    tide_pos_thr = as_number(tide_pos_thr, "tide_pos_thr")
+    tide_bg_thr = as_number(tide_bg_thr, "tide_bg_thr")
     if protocol == "dota" and iou_type == "bbox":
         iou_type = "obb"  # the DOTA protocol scores rotated boxes only
     options = {
@@ -197,6 +251,7 @@ def evaluate(
         image_map=image_map,
         voc_origin=voc_origin,
         progress=progress,
+        pred_ids=pred_ids,
         angle_unit=angle_unit,
     )
     ds = load_pair(predictions, ground_truth, opts)
@@ -231,12 +286,16 @@ def load_options(
     image_map: str | None,
     voc_origin: int,
     progress: Callable[[str, int, int], None] | None = None,
+    pred_ids: str = "auto",
     angle_unit: str = "rad",
 ) -> LoadOptions:
     """The loaders' options of a run (every verb that reads a prediction/ground-truth pair
     builds them here), ``--voc-origin`` checked."""
     if voc_origin not in (0, 1):
         raise UsageError(f"--voc-origin: expected 0 or 1, got {voc_origin}")
+    from .loaders.class_ids import check_mode
+
+    check_mode(pred_ids)
     if angle_unit not in ("rad", "deg"):
         raise UsageError(f"--angle-unit: expected rad or deg, got {angle_unit!r}")
     return LoadOptions(
@@ -254,6 +313,7 @@ def load_options(
         image_map=image_map,
         voc_origin=voc_origin,
         protocol=protocol,
+        pred_ids=pred_ids,
         angle_unit=angle_unit,
     )
 
@@ -311,6 +371,11 @@ def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> 
     zero = zero_ap_warning(ds, result.summary)
     if zero:
         result.warnings.append(zero)
+    from .box_hints import box_format_hint
+
+    fmt_hint = box_format_hint(ds, result.summary)
+    if fmt_hint:
+        result.warnings.append(fmt_hint)
     if ds.skipped:
         n = sum(ds.skipped.values())
         if n:

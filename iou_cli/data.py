@@ -339,20 +339,35 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
             what = "image" + ("s" if len(missing) > 1 else "")
             kind = "file stem" if by_stem else "image_id"
             first = int(np.flatnonzero(bad_img)[0])
+            hint = "use --unknown skip-images to drop them"
+            if gt.format == "yolo" and not gt.notes.get("image_list"):
+                # images without objects have no label file: dropping their predictions
+                # would drop false positives and raise the AP
+                hint = (
+                    "the ground truth knows only the images that have a label file; give "
+                    "--images DIR (its images) so that images without objects count"
+                )
             raise InputError(
                 pred.path,
                 _where(pred, boxes, first, "image_id"),
                 f"{len(missing)} {what} not in the ground truth ({kind}): "
-                f"{first_few(missing)} (use --unknown skip-images to drop them)",
+                f"{first_few(missing)} ({hint})",
             )
         missing = sorted({str(pred_cat_keys[int(i)]) for i in boxes.category[bad_cat]})
         kind = "name" if by_name else "category_id"
         first = int(np.flatnonzero(bad_cat)[0])
+        hint = "use --unknown skip-classes to drop them"
+        if gt.format == "yolo" and not all(n is not None for n in gt.categories.names):
+            # no class list: a class without labels is unknown, not absent
+            hint = (
+                "the ground truth has no class list, only the classes its labels use; give "
+                "--names FILE (the data.yaml or classes.txt the model was trained with)"
+            )
         raise InputError(
             pred.path,
             _where(pred, boxes, first, "category_id"),
             f"{len(missing)} categor{'ies' if len(missing) > 1 else 'y'} not in the ground "
-            f"truth ({kind}): {first_few(missing)} (use --unknown skip-classes to drop them)",
+            f"truth ({kind}): {first_few(missing)} ({hint})",
         )
     if bad_img.any() or bad_cat.any():
         skipped = {"unknown_image": int(bad_img.sum()), "unknown_category": int(bad_cat.sum())}
@@ -442,3 +457,18 @@ def _where(side: Side, boxes: Boxes, row: int, key: str) -> str:
     if side.format == "coco":
         return f"annotations[{origin}].{key}"
     return str(origin)
+
+
+def fingerprint(ds: Dataset) -> str:
+    """A short hash of the ground truth as evaluated (images, classes, boxes and their
+    flags): two ``-o json`` reports with different fingerprints were not scored against
+    the same ground truth, and ``compare`` says so."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for seq in (ds.images.keys, ds.categories.ids, ds.categories.names):
+        h.update(repr([None if k is None else str(k) for k in seq]).encode("utf-8", "replace"))
+    g = ds.gt
+    for arr in (g.xyxy, g.image, g.category, g.iscrowd, g.ignore):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()[:16]

@@ -11,9 +11,11 @@ Every summary key has a direction:
 
 A gate that points the wrong way is a :class:`~iou_cli.errors.UsageError` that names the right
 option. Keys with the same meaning across protocols are accepted under their other names
-(``mAP`` is COCO's ``AP``; ``AP50`` is the VOC ``mAP`` at ``--iou-thr 0.5``; Ultralytics'
-``mAP50``/``mAP50-95`` and torchmetrics' ``map``/``map_50``); a key whose meaning differs says
-which key to use.
+(``mAP`` is COCO's ``AP``; ``AP50`` is the VOC ``mAP`` at ``--iou-thr 0.5``; torchmetrics'
+``map``/``map_50``; under ``--protocol ultralytics`` its short names ``mAP50``, ``mAP50-95``,
+``map50``, ``mp``, ``mr``); a key whose meaning differs says which key or protocol to use
+(Ultralytics' ``mAP50-95`` is not COCO's ``AP``: other matching, no maxDets, float32, another
+AP integral).
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ _EXACT: dict[str, str] = {
 }
 # AP, AP50, APs, APr, AR100, ARl, mAP, IoU, IoU_macro, mIoU, fwIoU, mAcc, aAcc, mDice, ...
 _HIGHER_RE = re.compile(r"^(m?AP|AR|IoU|mIoU|fwIoU|mAcc|aAcc|mDice|Dice)")
+# metrics that are fractions in [0, 1] (a gate of 50 means a percentage)
+_RATIO_RE = re.compile(
+    r"^(m?AP|AR|IoU|mIoU|fwIoU|mAcc|aAcc|mDice|Dice|precision$|recall$|f1$|mean_iou$|metrics/)"
+)
 # error counts of the analyses (TIDE-style): lower is better
 _LOWER_RE = re.compile(r"(^|_)(errors?|fp|fn|dupe|bkg|miss)($|_)", re.IGNORECASE)
 
@@ -115,20 +121,48 @@ def parse_gates(
     return gates
 
 
+# Ultralytics' names (results_dict keys, the printed columns, Metric attributes)
+_UL_P, _UL_R = "metrics/precision(B)", "metrics/recall(B)"
+_UL_MAP50, _UL_MAP = "metrics/mAP50(B)", "metrics/mAP50-95(B)"
+_ULTRALYTICS: dict[str, str] = {
+    "mAP50": _UL_MAP50,
+    "map50": _UL_MAP50,
+    "mAP50(B)": _UL_MAP50,
+    "mAP50-95": _UL_MAP,
+    "mAP50_95": _UL_MAP,
+    "mAP50-95(B)": _UL_MAP,
+    "mp": _UL_P,
+    "precision(B)": _UL_P,
+    "mr": _UL_R,
+    "recall(B)": _UL_R,
+    _UL_P: _UL_P,
+    _UL_R: _UL_R,
+    _UL_MAP50: _UL_MAP50,
+    _UL_MAP: _UL_MAP,
+}
+
+
 def _alias(
     key: str, keys: Sequence[str], protocol: str | None, iou_thr: float | None, option: str
 ) -> str:
     """The key of this run that means what ``key`` means elsewhere; ``key`` if none."""
     if key in keys:
         return key
+    ul = _ULTRALYTICS.get(key)
+    if ul is not None:
+        if ul in keys:
+            return ul
+        where = f"--protocol {protocol}" if protocol else "this protocol"
+        raise UsageError(
+            f"{option}: {key} is Ultralytics' {ul}, which {where} does not compute (other "
+            f"matching, no maxDets, float32, another AP integral); run with --protocol "
+            "ultralytics to gate it"
+        )
     voc = "mAP" in keys and "AP" not in keys
     thr = None if iou_thr is None else round(float(iou_thr) * 100)
     table = {
         "mAP": "AP",
-        "mAP50-95": "AP",
-        "mAP50_95": "AP",
         "map": "AP",
-        "mAP50": "AP50",
         "map_50": "AP50",
         "mAP75": "AP75",
         "map_75": "AP75",
@@ -189,6 +223,11 @@ def resolve(
             raise UsageError(
                 f"--fail-under {g.text}: {key} is lower-is-better ({what}); "
                 f"use --fail-over {key}={g.value:g} to fail when it exceeds {g.value:g}"
+            )
+        if _RATIO_RE.match(key) and not 0 <= g.value <= 1:
+            hint = f" (did you mean {g.value / 100:.2f}?)" if 1 < g.value <= 100 else ""
+            raise UsageError(
+                f"{g.option} {g.text}: {key} is a fraction from 0 to 1, not a percentage{hint}"
             )
         if d == HIGHER and g.over:
             raise UsageError(

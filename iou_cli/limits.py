@@ -79,3 +79,70 @@ def console_width(columns: str | None) -> int | None:
         return None
     n = int(columns.strip())
     return n if n >= MIN_CONSOLE_WIDTH else MIN_CONSOLE_WIDTH
+
+
+# --------------------------------------------------------------------------- API values
+
+
+def as_number(value: object, option: str) -> float:
+    """A number option from the Python API: int, float, a NumPy scalar or 0-d array (never a
+    bool or a string), finite."""
+    import numpy as np
+
+    v = value
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        v = v.item()
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise UsageError(f"{option}: expected a number, got {type(value).__name__} {value!r:.40}")
+    f = float(v)
+    if not math.isfinite(f):
+        raise UsageError(f"{option}: expected a finite number, got {value!r}")
+    return f
+
+
+def as_count(value: object, option: str) -> int:
+    """A whole-number option (``max_dets`` items): 1.5 is refused, never truncated."""
+    f = as_number(value, option)
+    if not f.is_integer():
+        raise UsageError(f"{option}: expected a whole number, got {value!r}")
+    return int(f)
+
+
+def as_list(value: object, option: str) -> list[object]:
+    """A list option: any sequence or 1-d array (a lone string or number is one item)."""
+    import numpy as np
+
+    if isinstance(value, (str, bytes, int, float, np.generic)):
+        return [value]
+    if isinstance(value, np.ndarray):
+        return list(value.reshape(-1).tolist())
+    try:
+        return list(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise UsageError(f"{option}: expected a list, got {type(value).__name__}") from None
+
+
+def as_keys(value: object, option: str) -> list[str]:
+    """Ids or names (``image_ids``, ``classes``): strings or integers, as strings."""
+    import numpy as np
+
+    out: list[str] = []
+    for v in as_list(value, option):
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, bool) or not isinstance(v, (str, int)):
+            raise UsageError(f"{option}: expected ids or names, got {v!r:.40}")
+        out.append(str(v))
+    return out
+
+
+def as_image_size(value: object) -> tuple[float, float]:
+    """``image_size`` (W, H) from the API, range-checked as ``--image-size``."""
+    items = as_list(value, "image_size")
+    if len(items) != 2:
+        raise UsageError(f"image_size: expected (width, height), got {value!r:.40}")
+    size = (as_number(items[0], "image_size"), as_number(items[1], "image_size"))
+    check_ranges(image_size=size)
+    return size

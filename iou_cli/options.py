@@ -30,6 +30,8 @@ class LoadOptions:
     image_map: str | None = None  # COCO dataset: image id <-> file_name for results lists
     voc_origin: int = 0  # 0: VOC corners are continuous pixels; 1: 1-based (devkit)
     protocol: str | None = None  # the evaluation's protocol: which sizes are needed
+    # a results list's category ids against class indices: "auto", "index", "index+1"
+    pred_ids: str = "auto"
     # progress(side, done, total): called while reading many files (CLI draws a bar)
     progress: Callable[[str, int, int], None] | None = None
 

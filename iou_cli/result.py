@@ -67,6 +67,21 @@ class Result:
     # further top-level JSON sections, in order (analyses: "tide", "curves", ...)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """One line: the protocol, the first few summary values, the sizes (the full
+        dataclass repr of a COCO-scale result runs to hundreds of kilobytes)."""
+        shown = []
+        for key, value in list(self.summary.items())[:4]:
+            v = clean(value)
+            shown.append(f"{key}={v:.4f}" if isinstance(v, float) else f"{key}={v!r}")
+        parts = [f"protocol={self.params.get('protocol')!r}", *shown]
+        parts.append(f"classes={len(self.per_class)}")
+        if self.matches is not None:
+            parts.append("matches=...")
+        if self.extra:
+            parts.append(f"extra={list(self.extra)}")
+        return f"Result({', '.join(parts)})"
+
     @property
     def table(self) -> Any:
         """The match table of area "all" (``None`` for verbs without one)."""

@@ -19,25 +19,28 @@ excludes zero. The library never prints or exits.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, UsageError
+from ..errors import UsageError
+from .saved import fingerprint, load_report, looks_like_report
 
 METHOD = "paired bootstrap over images (percentile interval)"
+# a class with fewer ground truths is never called significant (its CI rests on a handful of
+# objects, and resampling images rarely moves them)
+MIN_GT = 10
 
 
 @dataclass
 class Comparison:
     """``metrics``: summary key -> ``{a, b, delta, ci_low, ci_high, significant}``;
-    ``per_class``: ``{category_id, name, key, a, b, delta, ci_low, ci_high, significant}``
-    in class order; ``params``: what was compared and how; ``gates``: checked gates."""
+    ``per_class``: ``{category_id, name, key, a, b, delta, ci_low, ci_high, significant,
+    n_gt}`` in class order (a class with fewer than ``MIN_GT`` ground truths is never
+    significant); ``params``: what was compared and how; ``gates``: checked gates."""
 
     metrics: dict[str, dict[str, Any]]
     per_class: list[dict[str, Any]]
@@ -119,6 +122,13 @@ def check_gates(
             "--significant-only needs confidence intervals: compare predictions with a ground "
             "truth and --bootstrap N > 0 (two saved reports have no CIs)"
         )
+    n_boot = comparison.params.get("bootstrap") or 0
+    conf = comparison.params.get("confidence") or 0.95
+    if significant_only and gates and n_boot < min_samples(conf):
+        raise UsageError(
+            f"--significant-only: {n_boot} bootstrap sample(s) cannot make a {conf:g} "
+            f"confidence interval; use --bootstrap {min_samples(conf)} or more (1000 is usual)"
+        )
     results: list[dict[str, Any]] = []
     for g in gates:
         m = comparison.metrics[g.key]
@@ -198,6 +208,17 @@ def _class_label(row: dict[str, Any]) -> Any:
     return row.get("name") if row.get("name") is not None else row.get("category_id")
 
 
+def _join_key(
+    rows_a: Sequence[dict[str, Any]], rows_b: Sequence[dict[str, Any]]
+) -> Callable[[dict[str, Any]], str]:
+    """How A's and B's classes are paired: by category id when every row of both sides
+    has one (two classes named ``cat`` stay apart), else by name."""
+    rows = [*rows_a, *rows_b]
+    if rows and all(r.get("category_id") is not None for r in rows):
+        return lambda r: f"id:{r.get('category_id')}"
+    return lambda r: f"name:{_class_label(r)}"
+
+
 def _class_rows(
     rows_a: Sequence[dict[str, Any]],
     rows_b: Sequence[dict[str, Any]],
@@ -207,24 +228,30 @@ def _class_rows(
 ) -> list[dict[str, Any]]:
     """Per-class entries for ``key``, classes matched by name (then id); A's order, then
     classes only B has. ``samples``: (N, K) bootstrap deltas in A's class order, or None."""
-    by_b = {str(_class_label(r)): r for r in rows_b}
+    join = _join_key(rows_a, rows_b)
+    by_b = {join(r): r for r in rows_b}
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for k, ra in enumerate(rows_a):
-        label = str(_class_label(ra))
+        label = join(ra)
         seen.add(label)
         rb = by_b.get(label, {})
         s = samples[:, k] if samples is not None else None
+        e = _entry(ra.get(key), rb.get(key), s, confidence)
+        n_gt = ra.get("n_gt", rb.get("n_gt"))
+        if e["significant"] and isinstance(n_gt, int) and n_gt < MIN_GT:
+            e["significant"] = False  # a handful of objects: the interval is not trusted
         out.append(
             {
                 "category_id": ra.get("category_id"),
                 "name": _class_label(ra),
                 "key": key,
-                **_entry(ra.get(key), rb.get(key), s, confidence),
+                **e,
+                "n_gt": n_gt,
             }
         )
     for rb in rows_b:
-        label = str(_class_label(rb))
+        label = join(rb)
         if label not in seen:
             out.append(
                 {
@@ -232,71 +259,18 @@ def _class_rows(
                     "name": _class_label(rb),
                     "key": key,
                     **_entry(None, rb.get(key), None, confidence),
+                    "n_gt": rb.get("n_gt"),
                 }
             )
     return out
 
 
 def class_key(protocol: str | None) -> str:
-    """The per-class metric compared: AP for every protocol."""
-    return "AP"
+    """The per-class metric compared: AP (Ultralytics' per-class ``mAP50-95``)."""
+    return "mAP50-95" if protocol == "ultralytics" else "AP"
 
 
 # --------------------------------------------------------------------------- reports
-
-
-def load_report(path: str) -> dict[str, Any]:
-    """A saved ``iou-eval ... -o json`` report, checked enough to compare."""
-    if os.path.isdir(path):
-        raise InputError(path, None, "is a folder, expected a saved -o json report")
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8-sig")
-        doc = json.loads(text)
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except UnicodeDecodeError:
-        raise InputError(path, None, "not UTF-8 text (expected a saved -o json report)") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"{exc.lineno}:{exc.colno}", f"not JSON: {exc.msg}") from None
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-    if not is_report(doc):
-        raise InputError(
-            path,
-            None,
-            "not a saved iou-eval -o json report (expected an object with summary, per_class "
-            "and params)",
-        )
-    summary = doc["summary"]
-    for k, v in summary.items():
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-            raise InputError(path, f"summary.{k}", f"expected a number or null, got {v!r:.40}")
-    for i, row in enumerate(doc["per_class"]):
-        if not isinstance(row, dict):
-            raise InputError(path, f"per_class[{i}]", "expected an object")
-    return doc
-
-
-def is_report(doc: Any) -> bool:
-    return (
-        isinstance(doc, dict)
-        and isinstance(doc.get("summary"), dict)
-        and isinstance(doc.get("per_class"), list)
-        and isinstance(doc.get("params", {}), dict)
-    )
-
-
-def looks_like_report(path: str) -> bool:
-    """Cheap sniff: a JSON object file whose first kilobytes mention "summary"."""
-    if not os.path.isfile(path):
-        return False
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return False
-    return head.startswith(b"{") and b'"summary"' in head
 
 
 def compare_reports(path_a: str, path_b: str) -> Comparison:
@@ -313,6 +287,12 @@ def compare_reports(path_a: str, path_b: str) -> Comparison:
     for k in sorted(set(pa) & set(pb)):
         if k != "score_thr" and pa[k] != pb[k]:
             warnings.append(f"the reports differ in the setting {k}: {pa[k]!r} and {pb[k]!r}")
+    fa, fb = (fingerprint(d) for d in (doc_a, doc_b))
+    if fa and fb and fa != fb:
+        warnings.append(
+            f"the reports were made against different ground truths (fingerprints {fa[:12]} "
+            f"and {fb[:12]}): their numbers may not compare"
+        )
     sa, sb = doc_a["summary"], doc_b["summary"]
     keys = [k for k in sa if k in sb]
     only = [k for k in list(sa) + list(sb) if (k in sa) != (k in sb)]
@@ -403,6 +383,7 @@ def compare_predictions(
         "confidence": confidence,
         "method": METHOD if n_done else None,
         "class_key": ckey,
+        "min_gt": MIN_GT,
         "params_a": res_a.params,
         "params_b": res_b.params,
     }
@@ -418,14 +399,49 @@ def compare_predictions(
     )
 
 
-def check_bootstrap_options(bootstrap: int, confidence: float) -> None:
-    if bootstrap < 0:
-        raise UsageError(f"--bootstrap: expected a sample count >= 0, got {bootstrap}")
+MAX_BOOTSTRAP = 100_000  # resamples: far beyond a stable 95% CI (1,000 to 10,000)
+MAX_SEED = 2**63 - 1
+
+
+def min_samples(confidence: float) -> int:
+    """Resamples a percentile CI at ``confidence`` needs to have both tails: 2 / (1 - c)."""
+    return math.ceil(2.0 / (1.0 - confidence) - 1e-9)
+
+
+def check_bootstrap_options(bootstrap: int, confidence: float, seed: int = 0) -> None:
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)):
+        raise UsageError(f"--bootstrap: expected a sample count, got {bootstrap!r}")
+    if bootstrap < 0 or bootstrap > MAX_BOOTSTRAP:
+        raise UsageError(
+            f"--bootstrap: expected a sample count from 0 to {MAX_BOOTSTRAP:,}, got {bootstrap}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise UsageError(f"--seed: expected an integer, got {seed!r}")
+    if not (0 <= seed <= MAX_SEED):
+        raise UsageError(f"--seed: expected an integer from 0 to 2**63-1, got {seed}")
     if not (0.0 < confidence < 1.0):
         raise UsageError(f"--confidence: expected a level in (0, 1) such as 0.95, got {confidence}")
 
 
 # --------------------------------------------------------------------------- front door
+
+
+def _one_read_each(paths: Sequence[str]) -> None:
+    """stdin or one pipe can be read once: given twice, B would silently be A."""
+    from ..loaders.files import is_stream
+    from ..outguard import identity
+
+    seen: dict[object, str] = {}
+    for p in paths:
+        if not is_stream(p):
+            continue
+        key: object = identity("/dev/stdin" if p == "-" else p) or p
+        if key in seen:
+            raise UsageError(
+                f"compare: {seen[key]} and {p} are one stream, which can be read only once "
+                "(save it to a file to compare it with itself)"
+            )
+        seen[key] = p
 
 
 def compare(
@@ -454,6 +470,7 @@ def compare(
     split: str | None = None,
     image_map: str | None = None,
     voc_origin: int = 0,
+    pred_ids: str = "auto",
 ) -> Comparison:
     """``[PRED_A, PRED_B, GROUND_TRUTH]`` (any input format, the default verb's options) or
     ``[REPORT_A, REPORT_B]`` (saved ``-o json`` reports). ``gates`` are checked for known
@@ -487,7 +504,8 @@ def compare(
         unknown=unknown,
         formats=(pred_format, gt_format),
     )
-    check_bootstrap_options(bootstrap, confidence)
+    check_bootstrap_options(bootstrap, confidence, seed)
+    _one_read_each(paths)
     opts = load_options(
         protocol=protocol,
         iou_type=iou_type,
@@ -502,6 +520,7 @@ def compare(
         split=split,
         image_map=image_map,
         voc_origin=voc_origin,
+        pred_ids=pred_ids,
     )
     # the default verb's protocol options (None / False = not given), so a and b are its
     # values; COCO keeps every area range's match table for the bootstrap

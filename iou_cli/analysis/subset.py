@@ -35,12 +35,12 @@ def parse_list(text: str) -> list[str]:
 def read_image_ids(arg: str) -> list[str]:
     """``--image-ids``: an existing file (ids separated by newlines, commas or blanks) or an
     inline comma-separated list."""
-    if os.path.isfile(arg):
-        try:
-            with open(arg, encoding="utf-8-sig") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--image-ids: cannot read {arg}: {exc}") from None
+    if os.path.exists(arg) and not os.path.isdir(arg):
+        # a file, or a pipe such as <(echo 1): read (bounded, recorded as read), never taken
+        # as the id "/dev/fd/63"
+        from ..loaders.files import read_text
+
+        text = read_text(arg, expected="a list of image ids")
         ids = [t for t in text.replace(",", " ").split() if t]
         if not ids:
             raise UsageError(f"--image-ids: {arg} lists no image id")
@@ -88,8 +88,20 @@ def select_classes(ds: Dataset, wanted: Sequence[str]) -> Dataset:
         else:
             keep[hit] = True
     if unknown:
+        import difflib
+
+        lowered = {n.lower(): n for n in by_name}
+        hints = []
+        for w in unknown[:3]:
+            close = lowered.get(w.lower()) or next(
+                iter(difflib.get_close_matches(w, list(by_name), n=1, cutoff=0.6)), None
+            )
+            if close is not None:
+                hints.append(f"{w!r} -> {close!r}")
+        hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
         raise UsageError(
-            f"--classes: {len(unknown)} class(es) not in the ground truth: {first_few(unknown)}"
+            f"--classes: {len(unknown)} class(es) not in the ground truth: "
+            f"{first_few(unknown)}{hint}"
         )
     idx = np.flatnonzero(keep)
     mapping = _remap(keep)

@@ -9,6 +9,7 @@ reports any tool that SIGPIPE ends). Errors are one line on stderr:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sys
@@ -18,7 +19,7 @@ import typer
 
 from .. import __version__
 from ..errors import InputError, IouEvalError, UsageError
-from . import compare, evaluate, iou, panoptic, tasks
+from . import compare, evaluate, explain, iou, panoptic, tasks
 from .stdio import (
     EXIT_PIPE,
     PROG,
@@ -71,6 +72,7 @@ app.command("segment", epilog=tasks.SEGMENT_EXAMPLES)(tasks.segment_cmd)
 app.command("labels", epilog=tasks.LABELS_EXAMPLES)(tasks.labels_cmd)
 app.command("panoptic", epilog=panoptic.PANOPTIC_EXAMPLES)(panoptic.panoptic_cmd)
 app.command("compare", epilog=compare.COMPARE_EXAMPLES)(compare.compare_cmd)
+app.command("explain", epilog=explain.EXPLAIN_EXAMPLES)(explain.explain_cmd)
 VERBS = frozenset(c.name for c in app.registered_commands if c.name)
 
 
@@ -168,13 +170,24 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover
         from click import exceptions as click_exc  # type: ignore[no-redef]
 
+    from ..loaders.files import reading
+
     setup_streams()
     command = typer.main.get_command(app)
     raw = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in raw  # every command's --debug: a traceback instead of one line
+    old_term = _on_sigterm()
     try:
         args = _dispatch_args(raw, command)
-        code = command.main(args=args, prog_name=PROG, standalone_mode=False)
+        # one read-set for the whole command: every file any loader reads is recorded, and
+        # no output is written over it (outguard); pipe bytes live for this command only
+        with reading():
+            code = command.main(args=args, prog_name=PROG, standalone_mode=False)
+    except Terminated:
+        # SIGTERM as Ctrl-C: temporary files are gone (their writers clean up on any
+        # exception), the status a shell reports for a TERM-ended tool (128 + 15)
+        stderr_line(f"{PROG}: terminated")
+        sys.exit(EXIT_TERM)
     except StdoutFailed as exc:
         silence_stdout()
         if exc.errno == errno.EPIPE:
@@ -210,9 +223,39 @@ def main(argv: list[str] | None = None) -> None:
     except MemoryError:
         stderr_line(f"{PROG}: error: out of memory")
         sys.exit(2)
+    finally:
+        _restore_sigterm(old_term)
     if code == 130:  # typer turns KeyboardInterrupt into Exit(130) and returns it
         stderr_line(f"{PROG}: interrupted")
     sys.exit(code if isinstance(code, int) else 0)
+
+
+EXIT_TERM = 143  # 128 + SIGTERM
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds like KeyboardInterrupt (every ``finally`` and cleanup runs)."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _on_sigterm() -> Any:
+    import signal
+
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except (ValueError, OSError):  # not the main thread (an embedding app): leave it
+        return None
+
+
+def _restore_sigterm(old: Any) -> None:
+    import signal
+
+    if old is not None:
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.SIGTERM, old)
 
 
 # options users of other tools reach for, and what iou-eval calls them

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from .output import resolve_output
+from ..outguard import check_outputs
+from .output import resolve_output, stdout_report
 from .params import (
     DebugOpt,
     GtFormatOpt,
@@ -26,6 +27,7 @@ from .params import (
     PerClassOpt,
     PlusOneOpt,
     PredFormatOpt,
+    PredIdsOpt,
     PredNamesOpt,
     ProtocolOpt,
     QuietOpt,
@@ -96,6 +98,7 @@ def compare_cmd(
     names: NamesOpt = None,
     gt_names: GtNamesOpt = None,
     pred_names: PredNamesOpt = None,
+    pred_ids: PredIdsOpt = "auto",
     images: ImagesOpt = None,
     image_size: ImageSizeOpt = None,
     unknown: UnknownOpt = "error",
@@ -110,10 +113,14 @@ def compare_cmd(
     from ..analysis import compare as cmp
     from ..text import term
 
-    out = resolve_output(output)
+    out = stdout_report(resolve_output(output), output, report)
     gates = cmp.parse_gates(fail_if_worse)
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
-    check_visuals(None, report, list(inputs))  # before the work
+    # every input the command names, files and folders: the report goes over none of them
+    # nor into their folders (outguard; the files the loaders find are checked at write time)
+    read = [*inputs, *(p for p in (names, gt_names, pred_names, images, image_map) if p)]
+    check_outputs([("--report", report)], read)
+    check_visuals(None, report, read)  # before the work
     from ..loaders.panoptic import looks_panoptic
 
     if len(inputs) == 3 and looks_panoptic(inputs[2]):  # COCO panoptic: PQ/SQ/RQ deltas
@@ -154,10 +161,11 @@ def compare_cmd(
             split=split,
             image_map=image_map,
             voc_origin=voc_origin,
+            pred_ids=pred_ids,
         )
     results = cmp.check_gates(comparison, gates, significant_only=significant_only)
     if report is not None:
-        write_compare_report(comparison, report, list(inputs))
+        write_compare_report(comparison, report, list(inputs), read)
     if not quiet:
         for line in comparison.info:
             stderr_line(f"{PROG}: {term(line)}")
@@ -165,7 +173,9 @@ def compare_cmd(
         warn(term(w))
     from ..report import compare as rc
 
-    if out == "json":
+    if out is None:
+        pass  # --report - owns stdout
+    elif out == "json":
         write_stdout(rc.to_json(comparison))
     elif out == "csv":
         write_stdout(rc.to_csv(comparison, per_class=per_class))

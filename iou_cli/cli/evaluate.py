@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import UsageError
-from .output import add_meta, emit, print_table, report_output, title_of
+from .output import add_meta, emit, print_table, report_output, stdout_report, title_of
 from .params import (
     P_OUTPUTS,
     AgnosticOpt,
@@ -40,6 +40,7 @@ from .params import (
     PlotsOpt,
     PlusOneOpt,
     PredFormatOpt,
+    PredIdsOpt,
     PredNamesOpt,
     ProtocolOpt,
     QuietOpt,
@@ -122,6 +123,7 @@ def evaluate_cmd(
     names: NamesOpt = None,
     gt_names: GtNamesOpt = None,
     pred_names: PredNamesOpt = None,
+    pred_ids: PredIdsOpt = "auto",
     images: ImagesOpt = None,
     image_size: ImageSizeOpt = None,
     unknown: UnknownOpt = "error",
@@ -155,7 +157,12 @@ def evaluate_cmd(
     op_iou = tp_iou_value(tp_iou, iou_thr)
     if protocol == "dota" and iou_type == "bbox":
         iou_type = "obb"  # the DOTA protocol scores rotated boxes only
-    out = report_output(output, matches)
+    out = stdout_report(report_output(output, matches), output, report)
+    if curves and out != "json" and plots is None and report is None:
+        raise UsageError(
+            f"--curves adds a 'curves' section to -o json; -o {out or 'csv'} has no place for "
+            "it (use -o json, or --plots / --report for figures)"
+        )
     gate_list = gating.parse_gates(fail_under, fail_over)
     md = parse_int_list(max_dets, "--max-dets") if max_dets is not None else None
     thrs = parse_float_list(iou_thrs, "--iou-thrs") if iou_thrs is not None else None
@@ -196,15 +203,16 @@ def evaluate_cmd(
     inputs = [
         p for p in (predictions, ground_truth, names, gt_names, pred_names, images, image_map) if p
     ]
-    if image_ids is not None and os.path.isfile(image_ids):
+    if image_ids is not None and os.path.exists(image_ids):
         inputs.append(image_ids)  # an --image-ids file is an input too: never written over
-    if matches not in (None, "-"):
-        from ..report.outputs import check_target, is_stdout
+    # every output at once, before the work: none over an input, none into an input folder,
+    # no two at one path, at most one on stdout (outguard); again at write time against all
+    # the loaders read
+    from ..outguard import check_outputs, is_stdout
 
-        if is_stdout(matches):  # /dev/stdout: after the report, never a second open
-            matches = "-"
-        else:
-            check_target(matches, inputs)  # fail before the work, not after
+    check_outputs([("--matches", matches), ("--report", report), ("--plots", plots)], inputs)
+    if matches is not None and is_stdout(matches):  # /dev/stdout: after the report
+        matches = "-"
     check_visuals(plots, report, inputs)
     progress = None if quiet or not sys.stderr.isatty() else ProgressBar()
     try:
@@ -235,6 +243,7 @@ def evaluate_cmd(
             split=split,
             image_map=image_map,
             voc_origin=voc_origin,
+            pred_ids=pred_ids,
             angle_unit=angle_unit,
             **protocol_options,
         )

@@ -113,6 +113,21 @@ def emit(
     return 1 if failed else 0
 
 
+def stdout_report(out: str | None, output: str | None, report: str | None) -> str | None:
+    """The report's format once ``--report -`` (or ``/dev/stdout``) is known: the HTML page
+    then owns stdout, so no table goes there and ``-o`` is refused (never a mix)."""
+    from ..outguard import is_stdout
+
+    if report is None or not is_stdout(report):
+        return out
+    if output is not None:
+        raise UsageError(
+            f"--report {report} writes the HTML page to stdout, so the -o {output} report "
+            "would be mixed into it: write the page to a file, or drop -o"
+        )
+    return None
+
+
 def report_output(output: str | None, matches: str | None) -> str | None:
     """The report's format; None when ``--matches -`` owns stdout (one stream, one table)."""
     if matches == "-":
@@ -151,6 +166,11 @@ def add_meta(
         "seconds": round(seconds, 3),
         "warnings": list(result.warnings),
     }
+    ds = getattr(getattr(result, "evaluation", None), "dataset", None)
+    if ds is not None:  # compare warns when two reports' ground truths differ
+        from ..data import fingerprint
+
+        result.meta["gt_fingerprint"] = fingerprint(ds)
 
 
 def clock() -> float:

@@ -194,9 +194,10 @@ ProtocolOpt = Annotated[
     str,
     typer.Option(
         "--protocol",
-        metavar="coco|voc|voc07|lvis|dota",
+        metavar="coco|voc|voc07|lvis|dota|ultralytics",
         help="COCO 101-point AP over IoU .50:.95; VOC all-point; VOC2007 11-point; LVIS "
-        "(federated, lvis-api); DOTA devkit task 1 (rotated boxes).",
+        "(federated, lvis-api); DOTA devkit task 1 (rotated boxes); Ultralytics (yolo val's "
+        "P, R, mAP50, mAP50-95).",
         rich_help_panel=P_PROTOCOL,
     ),
 ]
@@ -303,6 +304,17 @@ GtNamesOpt = Annotated[
 PredNamesOpt = Annotated[
     str | None,
     typer.Option("--pred-names", help="Class names of the predictions.", rich_help_panel=P_INPUTS),
+]
+PredIdsOpt = Annotated[
+    str,
+    typer.Option(
+        "--pred-ids",
+        metavar="auto|index|index+1",
+        help="A results list's category_id against YOLO classes: the class index (Ultralytics "
+        "before Dec 2024), index + 1 (Ultralytics 8.3.4x+ on non-COCO data), or auto (the "
+        "reading every id fits; by evidence when both fit, said on stderr).",
+        rich_help_panel=P_INPUTS,
+    ),
 ]
 ImagesOpt = Annotated[
     str | None,

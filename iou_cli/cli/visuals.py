@@ -15,18 +15,16 @@ def check_visuals(plots: str | None, report: str | None, inputs: list[str]) -> N
         return
     import importlib.util
 
+    from ..outguard import is_stdout
     from ..report.outputs import check_target
 
     if importlib.util.find_spec("matplotlib") is None:
         opt = "--plots" if plots is not None else "--report"
         raise UsageError(f"{opt} needs matplotlib: pip install 'iou-eval[plots]'")
-    if report is not None:
+    if report is not None and not is_stdout(report):
         check_target(report, inputs)
     if plots is not None:
-        if os.path.isdir(plots):
-            check_target(os.path.join(plots, "pr_curve.png"), inputs)
-        else:
-            check_target(plots, inputs)
+        check_target(plots, inputs, folder=True)
 
 
 def write_visuals(
@@ -68,7 +66,9 @@ def read_paths(result: Any) -> list[str]:
     return list(getattr(getattr(ev, "dataset", None), "read_paths", None) or [])
 
 
-def write_compare_report(comparison: Any, report: str, inputs: list[str]) -> None:
+def write_compare_report(
+    comparison: Any, report: str, inputs: list[str], read: list[str] | None = None
+) -> None:
     """``compare --report FILE.html``: the deltas (and CIs), per-class delta bars, and A's
     and B's PR curves overlaid when both sides have curves. ``comparison.sources`` holds A
     and B: their Results (predictions mode) or loaded ``-o json`` reports (reports mode:
@@ -88,5 +88,5 @@ def write_compare_report(comparison: Any, report: str, inputs: list[str]) -> Non
         label_b=os.path.basename(inputs[1]),
         inputs=dict(zip(("A", "B", "ground truth"), inputs, strict=False)),
     )
-    write_atomic(report, page, inputs)
+    write_atomic(report, page, read if read is not None else inputs)
     comparison.info.append(f"wrote the report {term(report)}")

@@ -57,20 +57,22 @@ __all__ = ["FORMATS", "REGISTRY", "Format", "LoadOptions", "load_side"]
 def load_side(path: Any, *, role: str, fmt: str | None, opts: LoadOptions) -> Side:
     """Read one side; ``fmt`` None means detect. ``role`` is ``pred`` or ``gt``. ``path``
     may also be an in-memory COCO object (a results list or a dataset dict)."""
+    from .classnames import nfc_names
+
     if isinstance(path, (list, dict)):
         if fmt not in (None, "coco"):
             raise InputError(None, None, f"an in-memory object is COCO, not {fmt}")
         from .coco import load_coco
 
         name = "<predictions>" if role == "pred" else "<ground truth>"
-        return load_coco(name, role=role, iou_type=opts.iou_type, data=path)
+        return nfc_names(load_coco(name, role=role, iou_type=opts.iou_type, data=path))
     from .detect import split_root
 
     path, note = split_root(path, opts.split)
     side = _load_side(path, role=role, fmt=fmt, opts=opts)
     if note:
         side.notes.setdefault("info", []).insert(0, note)
-    return side
+    return nfc_names(side)  # one Unicode form for class names (classnames.py)
 
 
 def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> Side:
@@ -89,11 +91,11 @@ def _load_side(path: str, *, role: str, fmt: str | None, opts: LoadOptions) -> S
     if opts.iou_type == "obb" and fmt == "yolo":
         spec = REGISTRY["yolo-obb"]  # the same layouts, rows of four corners
     if not spec.stream:
-        from . import streams
+        from .files import is_stream, shown
 
-        if streams.is_stream(path):
+        if is_stream(path):
             raise InputError(
-                streams.shown(path),
+                shown(path),
                 None,
                 f"--{'pred' if role == 'pred' else 'gt'}-format {fmt}: only COCO JSON can be "
                 "read from stdin or a pipe (VOC and YOLO are folders of files: pass the folder)",

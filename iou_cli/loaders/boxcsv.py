@@ -48,8 +48,21 @@ def read_box_arg(text: str, what: str, *, box_format: str = "xyxy") -> BoxList:
     :class:`InputError` located at ``file:line``."""
     check_format(box_format)
     if os.path.exists(text):
+        if _looks_like_box(text):  # never the file silently: say it is ambiguous
+            raise UsageError(
+                f"{what}: {text!r} is both a box and an existing file; write "
+                f"{os.path.join('.', text)!r} for the file"
+            )
         return read_box_csv(text, box_format=box_format)
     return parse_box(text, what, box_format=box_format)
+
+
+def _looks_like_box(text: str) -> bool:
+    parts = text.replace(";", ",").split(",")
+    try:
+        return len([float(p) for p in parts]) == 4
+    except ValueError:
+        return False
 
 
 def parse_box(text: str, what: str, *, box_format: str = "xyxy") -> BoxList:

@@ -389,6 +389,8 @@ def _load_dataset(
         cat_index[key] = i
         cat_ids.append(key)
         nm = c.get("name")
+        if isinstance(nm, str) and not nm.strip():
+            raise InputError(path, f"categories[{i}].name", "empty class name")
         names.append(str(nm) if isinstance(nm, (str, int)) and not isinstance(nm, bool) else None)
     if len({n for n in names if n is not None}) != len(names):
         names = [None] * len(names) if any(n is None for n in names) else names

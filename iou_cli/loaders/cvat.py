@@ -1,7 +1,8 @@
 """CVAT for images 1.1 XML (``annotations.xml`` of a CVAT task or project export).
 
 ``<image name= width= height= [subset=]>`` lists every image, also those without objects;
-``<box label= xtl= ytl= xbr= ybr=>`` are continuous 0-based pixel corners; ``<polygon
+``<box label= xtl= ytl= xbr= ybr= [rotation=]>`` are continuous 0-based pixel corners (a
+rotated box counts as the axis-aligned extent of its corners); ``<polygon
 points="x,y;x,y;...">`` counts as the box of its extent. The class list is ``<meta>``'s
 ``<labels>``. A project export marks each image's ``subset``: the split is ``--split``
 (default val). Predictions carry ``<attribute name="score">`` (or ``confidence``) in each
@@ -43,10 +44,27 @@ def _score(shape: Any, path: str, where: str) -> float:
         if (a.get("name") or "").lower() in ("score", "confidence"):
             t = (a.text or "").strip()
             try:
-                return float(t)
+                v = float(t)
             except ValueError:
                 raise InputError(path, where, f"score: expected a number, got {t[:20]!r}") from None
+            if not math.isfinite(v):  # "nan" would silently read as "no score"
+                raise InputError(path, where, f"score: expected a finite number, got {t[:20]!r}")
+            return v
     return math.nan
+
+
+def _rotated_extent(c: list[float], degrees: float) -> list[float]:
+    """The axis-aligned extent of a box rotated by ``degrees`` (CVAT: clockwise, about its
+    centre), as the polygon path takes a polygon's extent."""
+    cx, cy = (c[0] + c[2]) / 2, (c[1] + c[3]) / 2
+    hw, hh = (c[2] - c[0]) / 2, (c[3] - c[1]) / 2
+    t = math.radians(degrees)
+    cos, sin = abs(math.cos(t)), abs(math.sin(t))
+    ex, ey = hw * cos + hh * sin, hw * sin + hh * cos
+    return [cx - ex, cy - ey, cx + ex, cy + ey]
+
+
+SHAPES = ("box", "polygon", "polyline", "points", "ellipse", "mask", "tag", "cuboid", "skeleton")
 
 
 def load_cvat(path: str, *, role: str, split: str | None = None) -> Side:
@@ -71,9 +89,11 @@ def load_cvat(path: str, *, role: str, split: str | None = None) -> Side:
     chosen = choose_split(path, subsets, split, "subsets") if subsets else None
     if split is not None and not subsets:
         raise InputError(path, None, f"--split {term(split)}: this file has no subsets")
+    no_subset = 0
     for im in images:
         where = str(lines.get(id(im), 0))
         if chosen is not None and im.get("subset") != chosen:
+            no_subset += not im.get("subset")
             continue
         name = im.get("name")
         if not name:
@@ -85,12 +105,20 @@ def load_cvat(path: str, *, role: str, split: str | None = None) -> Side:
         for shape in im:
             where = str(lines.get(id(shape), 0))
             label = shape.get("label")
-            if shape.tag not in ("box", "polygon", "polyline", "points", "ellipse", "mask", "tag"):
+            if shape.tag not in SHAPES:
+                rec.warnings.append(
+                    f"{term(path)}: <{term(shape.tag)}> elements are not shapes iou-eval knows "
+                    "and are not read"
+                )
                 continue
             if label is None:
                 raise InputError(path, where, f"<{shape.tag}> without label=")
             if shape.tag == "box":
                 c = [_num(shape, a, path, where) for a in ("xtl", "ytl", "xbr", "ybr")]
+                if shape.get("rotation") is not None:
+                    rot = _num(shape, "rotation", path, where)
+                    if rot % 360:
+                        c = _rotated_extent(c, rot)
             elif shape.tag == "polygon":
                 try:
                     pts = [
@@ -98,6 +126,8 @@ def load_cvat(path: str, *, role: str, split: str | None = None) -> Side:
                         for p in (shape.get("points") or "").split(";")
                     ]
                     if len(pts) < 3 or any(len(p) != 2 for p in pts):
+                        raise ValueError
+                    if not all(math.isfinite(v) for p in pts for v in p):
                         raise ValueError
                 except ValueError:
                     raise InputError(path, where, "points: expected 'x,y;x,y;...'") from None
@@ -111,6 +141,11 @@ def load_cvat(path: str, *, role: str, split: str | None = None) -> Side:
             rec.add_box(k, label, c, _score(shape, path, where), where)
     if chosen is not None:
         rec.info.append(f"CVAT XML: subset {term(chosen)}, {len(rec.keys)} images")
+    if no_subset:
+        rec.warnings.append(
+            f"{term(path)}: {no_subset} image(s) without a subset are not in subset "
+            f"{term(chosen or '')} and are not read"
+        )
     rec.warnings = sorted(set(rec.warnings))
     return rec.side()
 

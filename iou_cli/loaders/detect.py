@@ -20,19 +20,25 @@ import os
 import stat
 
 from ..errors import InputError
-from .files import check_file_arg, stat_input
+from .files import (
+    check_file_arg,
+    is_readable_member,
+    is_stream,
+    note_read,
+    read_input,
+    shown,
+    stat_input,
+)
 
 
 def detect_format(path: str) -> str:
     """``coco``, ``voc`` or ``yolo`` for a file or folder (or ``-``, a pipe: COCO JSON)."""
-    from . import streams
-
     if path != "-":
         st = stat_input(path)
         if not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
             check_file_arg(path)  # a device or a socket is refused before it is opened
-    if streams.is_stream(path):
-        return streams.sniff(path)
+    if is_stream(path):
+        return sniff_stream(path)
     if not os.path.exists(path):
         raise InputError(path, None, "no such file or folder")
     if os.path.isfile(path):
@@ -126,7 +132,27 @@ _NOT_READ = (
 )
 
 
+def sniff_stream(path: str) -> str:
+    """The format of a pipe's content (read once, kept for the run): ``coco`` (JSON), else
+    a located error."""
+    head = read_input(path, expected="a JSON file", decompress=True)[:256]
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:1] in (b"{", b"["):
+        return "coco"
+    if not head:
+        raise InputError(shown(path), None, "empty input, expected COCO JSON")
+    what = "XML (VOC)" if head[:1] == b"<" else "not JSON"
+    raise InputError(
+        shown(path),
+        None,
+        f"{what}: only COCO JSON can be read from stdin or a pipe (VOC and YOLO are folders "
+        "of files: pass the folder)",
+    )
+
+
 def _head(path: str, n: int = 4096) -> bytes:
+    is_readable_member(path)  # a FIFO named *.json in a folder: refused by name, never opened
+    note_read(path)
     try:
         with open(path, "rb") as f:
             return f.read(n)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..data import Categories, Dataset, Images, Side, align, locator, norm_id
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..options import LoadOptions
 from . import load_side
 
@@ -186,15 +186,23 @@ def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
     info: list[str] = [*gt.notes.get("info", []), *pred.notes.get("info", [])]
     pred = join_results(pred, gt, opts, info)
     _check_images(pred, gt)
-    note = _check_categories(pred, gt)
-    if note:
-        info.append(note)
+    own_names = _class_reading_names(pred, gt, opts)
+    pending = own_names is not None or _needs_reading(pred, gt)
+    if not pending:
+        note = _check_categories(pred, gt)
+        if note:
+            info.append(note)
     pred, gt = apply_voc_origin(pred, gt, opts.voc_origin, info)
     lenient = (opts.protocol or "coco") in ("voc", "voc07")
     if pred.boxes.normalized and not gt.boxes.normalized:
         pred = _scale(pred, gt, lenient=lenient)
     elif gt.boxes.normalized and not pred.boxes.normalized:
         gt = _scale(gt, pred, lenient=lenient)
+    if pending:
+        pred = _read_class_ids(pred, gt, opts, own_names, info)
+        note = _check_categories(pred, gt)
+        if note and not any("read as class" in line for line in info):
+            info.append(note)
     if opts.iou_type == "segm":
         for side in (gt, pred):
             if side.boxes.normalized and len(side.boxes):
@@ -211,6 +219,49 @@ def load_dataset(pred_path: Any, gt_path: Any, opts: LoadOptions) -> Dataset:
     ds.info[:0] = info
     ds.warnings.extend([*gt.notes.get("warnings", []), *pred.notes.get("warnings", [])])
     return ds
+
+
+# ------------------------------------------------- a results list's category ids (issue 23)
+
+
+def _needs_reading(pred: Side, gt: Side) -> bool:
+    """A results list without class names meeting class indices (YOLO) or COCO ids."""
+    return (
+        pred.format == "coco-results"
+        and not all(n is not None for n in pred.categories.names)
+        and gt.format in ("yolo", "coco")
+        and all(i is not None for i in gt.categories.ids)
+    )
+
+
+def _class_reading_names(pred: Side, gt: Side, opts: LoadOptions) -> list[str] | None:
+    """The predictions' names file for a results list (``--pred-names``, else ``--names``),
+    read; refused when the ground truth has no names to meet them."""
+    if pred.format != "coco-results" or all(n is not None for n in pred.categories.names):
+        return None
+    path = opts.pred_names or opts.names
+    if not path:
+        return None
+    if not all(n is not None for n in gt.categories.names):
+        raise UsageError(
+            f"--pred-names names the classes of the results list, but the ground truth "
+            f"{gt.path} ({gt.format}) has no class names to meet them by; give --gt-names FILE "
+            "(or --names FILE for both sides)"
+        )
+    from .yolo import read_names
+
+    return list(read_names(path))
+
+
+def _read_class_ids(
+    pred: Side, gt: Side, opts: LoadOptions, names: list[str] | None, info: list[str]
+) -> Side:
+    from .class_ids import resolve
+
+    def join(side: Side) -> Dataset:
+        return align(side, gt, unknown="skip")
+
+    return resolve(pred, gt, mode=opts.pred_ids, names=names, join=join, info=info)
 
 
 # --------------------------------------------------------------------------- joins (issue 17)
@@ -261,21 +312,10 @@ def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Si
     map_stems: dict[Hashable, str] = {}
     if opts.image_map:
         map_stems, cat_names = _image_map(opts.image_map)
-    own_names = opts.pred_names or opts.names
-    if own_names and not cat_names and gt.format not in ("yolo", "coco"):
-        from .yolo import read_names
-
-        cat_names = {i: n for i, n in enumerate(read_names(own_names))}
     if cat_names and all(n is not None for n in gt.categories.names):
         names = [cat_names.get(norm_id(k)) for k in pred.categories.ids]
         pred = replace(pred, categories=Categories(list(pred.categories.ids), list(names)))
-        info.append(
-            "joined categories by name ("
-            + ("--image-map" if opts.image_map else "--pred-names")
-            + ")"
-        )
-    elif gt.format == "yolo" and all(i is not None for i in gt.categories.ids):
-        info.append("joined categories by index (category_id = YOLO class index)")
+        info.append("joined categories by name (--image-map)")
 
     gt_ids = {norm_id(k) for k in gt.images.keys} if gt.format.startswith("coco") else set()
     file_stems: list[str | None] | None = pred.notes.get("file_stems")
@@ -294,10 +334,13 @@ def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Si
         alias = _numeric_alias(list(gt_stems))
         gt_set = set(gt_stems)
         stems = []
-        for k in pred_ids:
-            key = str(k)
+        for raw, k in zip(im.keys, pred_ids, strict=True):
+            # the id as written first: "01" meets 01.txt, never 1.txt through int("01")
+            key = raw.strip() if isinstance(raw, str) else str(k)
             if key in gt_set:
                 stems.append(key)
+            elif str(k) in gt_set:
+                stems.append(str(k))
             elif isinstance(k, int) and k in alias:
                 stems.append(gt_stems[alias[k]])
             else:

@@ -125,8 +125,11 @@ def read_yaml(file: str) -> dict[str, Any]:
     from .files import read_text
 
     text = read_text(file)  # regular file or pipe, bounded (files.py)
+    _check_flow_depth(file, text)
     try:
         data = yaml.safe_load(text)
+    except RecursionError:  # a flow collection nested thousands deep
+        raise InputError(file, None, "YAML nested too deeply: refused") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -135,6 +138,22 @@ def read_yaml(file: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(file, None, "expected a YAML mapping (keys such as names:, train:, val:)")
     return data
+
+
+MAX_YAML_DEPTH = 100  # a data.yaml is 2 deep; PyYAML recurses once per level
+
+
+def _check_flow_depth(file: str, text: str) -> None:
+    """Refuse ``[[[[...`` nested deeper than ``MAX_YAML_DEPTH`` before PyYAML recurses into
+    it (brackets inside quoted names are counted too: harmless, no name is 100 deep)."""
+    import re
+
+    depth = 0
+    for m in re.finditer(r"[\[\]{}]", text):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > MAX_YAML_DEPTH:
+            line = text.count("\n", 0, m.start()) + 1
+            raise InputError(file, line, "YAML nested too deeply: refused")
 
 
 def yaml_names(file: str) -> list[str]:
@@ -148,6 +167,13 @@ def yaml_names(file: str) -> list[str]:
             idx = {int(k): v for k, v in names.items()}
         except (TypeError, ValueError):
             raise InputError(file, "names", "expected 'index: name' entries") from None
+        if len(idx) != len(names):  # keys 1 and '1': one index twice, one name lost
+            keys = [k for k in names if sum(int(j) == int(k) for j in names) > 1]
+            raise InputError(
+                file,
+                "names",
+                f"the keys {' and '.join(repr(k) for k in keys[:2])} are one class index",
+            )
         if sorted(idx) != list(range(len(idx))):
             raise InputError(file, "names", "class indices must be 0, 1, 2, ... without gaps")
         names = [idx[k] for k in range(len(idx))]
@@ -193,6 +219,9 @@ def _images_of(root: str, value: str, where: str) -> list[str]:
     if p is None:
         raise InputError(where, None, f"split path {value!r} does not exist (from {root})")
     if os.path.isdir(p):
+        from .files import note_folder
+
+        note_folder(p)
         out: list[str] = []
         for r, dirs, files in os.walk(p):
             dirs.sort()
@@ -260,14 +289,32 @@ def _yaml_listing(file: str, split: str | None) -> Listing:
     entry = data[chosen]
     entries = entry if isinstance(entry, list) else [entry]
     images: list[str] = []
+    outside: list[str] = []
+    done: set[str] = set()
     for e in entries:
         if not isinstance(e, str):
             raise InputError(file, chosen, "expected a path or a list of paths")
+        real = os.path.realpath(_resolve(root, e) or os.path.join(root, e))
+        if real in done:  # 3,000 aliases of one folder: walked once
+            continue
+        done.add(real)
+        if not _inside(real, os.path.realpath(root)):
+            outside.append(e)
         images.extend(_images_of(root, e, file))
     robo = os.path.isfile(os.path.join(here, "README.roboflow.txt"))
     how = "Roboflow export" if robo else "Ultralytics data.yaml"
     names = file if data.get("names") is not None else None
-    return _listing_from_images(images, file, chosen, names, how)
+    listing = _listing_from_images(images, file, chosen, names, how)
+    for e in outside:
+        listing.info.append(
+            f"{term(file)}: split {term(chosen)} reads {term(e)}, outside the dataset root "
+            f"{term(os.path.normpath(root))}"
+        )
+    return listing
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _darknet_listing(file: str, split: str | None) -> Listing:

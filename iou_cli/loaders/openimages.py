@@ -65,7 +65,11 @@ def load_openimages(
                     1,
                     "not an Open Images CSV: the header needs " + ", ".join(_NEEDED),
                 )
+            twice = sorted({h for h in header if header.count(h) > 1})
+            if twice:  # which of the two would be read? never a guess
+                raise InputError(path, 1, f"column {twice[0]!r} appears twice in the header")
             col = {h: i for i, h in enumerate(header)}
+            ids: dict[str, str] = {}
             conf_col = col.get("Confidence", col.get("Score"))
             for ln, row in enumerate(reader, 2):
                 if not row or not any(c.strip() for c in row):
@@ -77,6 +81,13 @@ def load_openimages(
                 if not img_id:
                     raise InputError(path, where, "ImageID is empty")
                 stem = os.path.splitext(img_id)[0] if "." in img_id else img_id
+                if ids.setdefault(stem, img_id) != img_id:
+                    raise InputError(
+                        path,
+                        where,
+                        f"ImageID {img_id!r} and {ids[stem]!r} are one image once the "
+                        "extension is dropped: rename one",
+                    )
                 k = rec.image_of(stem)
                 if k is None:
                     w, h = (sizes or {}).get(stem, image_size or (math.nan, math.nan))
@@ -90,7 +101,10 @@ def load_openimages(
                 score = math.nan
                 if conf_col is not None and row[conf_col].strip():
                     score = _num(row[conf_col], path, where, header[conf_col])
-                rec.add_box(k, row[col["LabelName"]].strip(), [x1, y1, x2, y2], score, where)
+                label = row[col["LabelName"]].strip()
+                if not label:
+                    raise InputError(path, where, "LabelName is empty (expected a class)")
+                rec.add_box(k, label, [x1, y1, x2, y2], score, where)
     except UnicodeDecodeError as e:
         raise InputError(path, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     except csv.Error as e:

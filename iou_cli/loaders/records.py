@@ -58,6 +58,8 @@ class Records:
         iscrowd: bool = False,
     ) -> None:
         x1, y1, x2, y2 = corners
+        if not name.strip():
+            raise InputError(self.path, where, "empty class name")
         if not all(math.isfinite(v) for v in corners):
             raise InputError(self.path, where, f"expected finite coordinates, got {corners}")
         if x2 < x1 or y2 < y1:

@@ -11,7 +11,7 @@ import struct
 from typing import BinaryIO
 
 from ..errors import InputError
-from .files import is_readable_member
+from .files import is_readable_member, note_folder, note_read
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp")
 
@@ -44,7 +44,26 @@ def _jpeg_size(f: BinaryIO, path: str) -> tuple[int, int]:
 
 
 def image_size(path: str) -> tuple[int, int]:
-    """``(width, height)`` of a PNG, JPEG, BMP, GIF or WebP file, read from its header."""
+    """``(width, height)`` of a PNG, JPEG, BMP, GIF or WebP file, read from its header
+    (a regular file only: a FIFO named ``a.jpg`` is refused by name, never opened), in the
+    range ``--image-size`` accepts (1 to 1e9 pixels: 0 x 0 or 4e9 x 4e9 are refused)."""
+    from ..limits import MAX_IMAGE_SIDE, MIN_IMAGE_SIDE
+
+    is_readable_member(path)
+    note_read(path)
+    w, h = _header_size(path)
+    for side, v in (("width", w), ("height", h)):
+        if not (MIN_IMAGE_SIDE <= v <= MAX_IMAGE_SIDE):
+            raise InputError(
+                path,
+                None,
+                f"the image header says {side} {v}: out of range "
+                f"({MIN_IMAGE_SIDE:g} to {MAX_IMAGE_SIDE:g} pixels)",
+            )
+    return w, h
+
+
+def _header_size(path: str) -> tuple[int, int]:
     try:
         with open(path, "rb") as f:
             head = f.read(32)
@@ -87,6 +106,7 @@ def scan_sizes(folder: str, stems: set[str] | None = None) -> dict[str, tuple[in
     if not os.path.isdir(folder):
         raise InputError(folder, None, "--images: no such folder")
     found: dict[str, str] = {}
+    note_folder(folder)
     for root, dirs, files in os.walk(folder):
         dirs.sort()
         for name in sorted(files):

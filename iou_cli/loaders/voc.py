@@ -53,7 +53,12 @@ def _split_files(path: str, stems: list[str]) -> tuple[str, list[str], list[str]
     sub = os.path.join(path, "Annotations")
     if os.path.isdir(sub):
         folder = sub
-    have = {os.path.splitext(n)[0]: n for n in os.listdir(folder) if n.lower().endswith(".xml")}
+    # a folder named b.xml is not an annotation (b has no XML); a FIFO is refused by name
+    have = {
+        os.path.splitext(n)[0]: n
+        for n in os.listdir(folder)
+        if n.lower().endswith(".xml") and is_readable_member(os.path.join(folder, n))
+    }
     wanted = list(dict.fromkeys(stems))
     names = sorted(have[s] for s in wanted if s in have)
     extra = [s for s in wanted if s not in have]

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from .files import is_readable_member, read_text
 from .layout import Listing, find_names, read_names, split_lines
+from .yolo_order import column_order
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..options import LoadOptions
@@ -38,8 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _META_TXT = {"classes.txt", "readme.txt", "train.txt", "val.txt", "valid.txt", "test.txt"}
 
 
-def _read_text(file: str, member: bool = False) -> str:
-    """UTF-8 text with LF line ends (CRLF and CR translated)."""
+def _read_text(file: str, member: bool = False) -> str:  # UTF-8, LF line ends
     return read_text(file, member=member)
 
 
@@ -126,8 +126,10 @@ def load_yolo(
     texts: dict[str, str] = {}
     order_notes: dict[str, list[str]] = {"warnings": [], "info": []}
     if pred:
-        fmt, found = _prescan_order(base, files, fmt, detect_order, texts)
-        if detect_order and fmt == "yolo-darknet":
+        fmt, found, evidence = _prescan_order(base, files, fmt, detect_order, texts, path)
+        if evidence is not None:
+            order_notes["info"].append(f"{path}: {evidence}")
+        elif detect_order and fmt == "yolo-darknet":
             order_notes["info"].append(
                 f"{path}: YOLO predictions read in darknet order (class conf cx cy w h)"
             )
@@ -186,7 +188,7 @@ def load_yolo(
                     file, ln, f"expected {ncol} columns ({layout}), got {len(parts)}{hint}"
                 )
             try:
-                vals = [float(p) for p in parts]
+                vals = [_float(p) for p in parts]
             except ValueError:
                 bad = next(p for p in parts if not _is_float(p))
                 raise InputError(file, ln, f"expected numbers, got {bad[:20]!r}") from None
@@ -290,6 +292,8 @@ def load_yolo(
         notes={
             "files": total,
             "names": names_path,
+            # every image is known (a layout's image list, --images), not only labelled ones
+            "image_list": listing is not None and listing.stems is not None,
             "warnings": [
                 *order_notes["warnings"],
                 *_outside_note(centre_outside).get("warnings", []),
@@ -308,12 +312,13 @@ def load_yolo(
 
 
 def _prescan_order(
-    base: str, files: list[str], fmt: str, detect: bool, texts: dict[str, str]
-) -> tuple[str, str | None]:
+    base: str, files: list[str], fmt: str, detect: bool, texts: dict[str, str], path: str
+) -> tuple[str, str | None, str | None]:
     """The predictions' column order from every plain six-column row of the folder
     (:func:`column_order`); the texts read are kept in ``texts`` for the loader."""
     raw: list[list[float]] = []
-    for rel in files:
+    group: list[int] = []
+    for g, rel in enumerate(files):
         file = os.path.join(base, rel)
         text = texts[file] = _read_text(file)
         for line in text.splitlines():
@@ -321,56 +326,18 @@ def _prescan_order(
             if len(parts) != 6:
                 continue  # blank, ground-truth-like or polygon rows: the loader judges them
             try:
-                raw.append([float(x) for x in parts[1:]])
+                raw.append([_float(x) for x in parts[1:]])
             except ValueError:
                 continue
+            group.append(g)
     values = np.asarray(raw, dtype=np.float64).reshape(len(raw), 5)
-    return column_order(values[np.isfinite(values).all(axis=1)], fmt, detect=detect)
-
-
-# how far a box may reach past the image border and still be plausible (rounding, clipping)
-_TOLERANCE = 0.02
-
-
-def _fit(cols: np.ndarray) -> np.ndarray:
-    """Rows whose four columns (cx, cy, w, h) make a box inside the unit image."""
-    cx, cy, w, h = cols[:, 0], cols[:, 1], cols[:, 2], cols[:, 3]
-    t = _TOLERANCE
-    inside = (cols >= 0.0).all(axis=1) & (cols <= 1.0).all(axis=1)
-    inside &= (
-        (cx - w / 2 >= -t) & (cx + w / 2 <= 1 + t) & (cy - h / 2 >= -t) & (cy + h / 2 <= 1 + t)
-    )
-    return inside
-
-
-def column_order(raw: np.ndarray, fmt: str, *, detect: bool) -> tuple[str, str | None]:
-    """The predictions' column order and a warning (or None).
-
-    ``raw`` holds the five numbers after the class of every row. The confidence is the
-    column that is not a plausible box coordinate across the file: read as Ultralytics
-    (``cx cy w h conf``) and as darknet (``conf cx cy w h``), the right order gives boxes
-    that lie inside the image; the wrong one mixes the confidence into the box. The order
-    whose boxes fit more often wins; a tie keeps ``fmt``. When the order was forced
-    (``detect`` False) and the other one fits clearly better, a warning says so.
-    """
-    if not len(raw):
-        return fmt, None
-    fits = {
-        "yolo": float(_fit(raw[:, 0:4]).mean()),
-        "yolo-darknet": float(_fit(raw[:, 1:5]).mean()),
-    }
-    other = "yolo-darknet" if fmt == "yolo" else "yolo"
-    if detect:
-        return (other if fits[other] > fits[fmt] else fmt), None
-    if fits[other] >= 0.99 and fits[fmt] < 0.9:
-        layouts = {"yolo": "class cx cy w h conf", "yolo-darknet": "class conf cx cy w h"}
-        bad = len(raw) - int(round(fits[fmt] * len(raw)))
-        return fmt, (
-            f"--pred-format {fmt} reads the columns as {layouts[fmt]}, but then {bad} of "
-            f"{len(raw)} predicted boxes do not fit in their image, while every box fits as "
-            f"{layouts[other]}: the file looks like --pred-format {other}"
+    ok = np.isfinite(values).all(axis=1)
+    try:
+        return column_order(
+            values[ok], fmt, detect=detect, groups=np.asarray(group, dtype=np.int64)[ok]
         )
-    return fmt, None
+    except UsageError as exc:
+        raise InputError(path, None, str(exc)) from None
 
 
 def _named_class(
@@ -401,7 +368,7 @@ def _polygon_row(parts: list[str], pred: bool, fmt: str) -> tuple[list[str], lis
     if len(coords) < 6 or len(coords) % 2:
         return None
     try:
-        v = [float(x) for x in coords]
+        v = [_float(x) for x in coords]
     except ValueError:
         return None
     if not all(0.0 <= x <= 1.0 for x in v):  # polygon points are normalised image points
@@ -468,9 +435,13 @@ def _empty_images(keys: list[str], stems: list[str]) -> list[str]:
     return [s for s in stems if s not in have]
 
 
+def _float(s: str) -> float:  # Python reads "0.2_0" as 0.2; no C or NumPy reader does
+    return float(s.replace("_", "!"))  # so an underscore is a ValueError here
+
+
 def _is_float(s: str) -> bool:
     try:
-        float(s)
+        _float(s)
     except ValueError:
         return False
     return True

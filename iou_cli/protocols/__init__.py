@@ -1,5 +1,5 @@
 """Matching protocols behind one registry: COCO (pycocotools), VOC and VOC2007 (devkit),
-LVIS (lvis-api).
+LVIS (lvis-api), Ultralytics (``yolo val``).
 
 Each protocol module defines a :class:`Protocol`: the options it takes beyond the common
 ones, its summary keys, and ``run(ds, options) -> Evaluation``. An option the chosen protocol
@@ -24,7 +24,14 @@ if TYPE_CHECKING:  # pragma: no cover
 COMMON_OPTIONS = frozenset({"iou_type", "iou_thr", "score_thr", "matches"})
 
 # protocol name -> module (imported on first use, so `--help` stays light)
-_MODULES = {"coco": "coco", "voc": "voc", "voc07": "voc", "lvis": "lvis", "dota": "dota"}
+_MODULES = {
+    "coco": "coco",
+    "voc": "voc",
+    "voc07": "voc",
+    "lvis": "lvis",
+    "dota": "dota",
+    "ultralytics": "ultralytics",
+}
 
 
 @dataclass(frozen=True)

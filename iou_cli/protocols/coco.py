@@ -630,7 +630,7 @@ def class_stats(ev: CocoEvaluation) -> list[dict[str, float | None]]:
             sub = ev.precision[t_sel, :, :, area, -1]  # (T', R, K)
         else:
             sub = ev.recall[t_sel, :, area, int(kw.get("max_det_index", -1))][:, None, :]
-        rows = np.ascontiguousarray(np.moveaxis(sub, 2, 0).reshape(K, -1))
+        rows = np.ascontiguousarray(np.moveaxis(sub, 2, 0).reshape(K, sub.shape[0] * sub.shape[1]))
         valid = rows > -1
         n_valid = valid.sum(axis=1)
         means = np.mean(rows, axis=1)

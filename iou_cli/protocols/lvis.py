@@ -165,6 +165,7 @@ class LvisEvaluation(CocoEvaluation):
     source: Dataset | None = None
     n_over: int = 0  # images with more than 300 predictions
     most: int = 0  # the most predictions of one image
+    n_crowd: int = 0  # ground truths marked iscrowd (scored as ordinary boxes, said)
 
     def lvis_stats(self) -> dict[str, float | None]:
         """The 13 values of ``LVISEval.summarize``."""
@@ -212,6 +213,12 @@ class LvisEvaluation(CocoEvaluation):
             matches=self.matches() if p.want_matches else None,
             evaluation=self,
         )
+        if self.n_crowd:
+            result.warnings.append(
+                f"{self.n_crowd} ground truth{'s are' if self.n_crowd > 1 else ' is'} marked "
+                "iscrowd: LVIS has no crowd rule (lvis-api scores them as ordinary boxes), "
+                "and so does --protocol lvis; use --protocol coco for COCO's crowd rule"
+            )
         if self.n_over:
             result.warnings.append(
                 f"{self.n_over} image{'s have' if self.n_over > 1 else ' has'} more than "
@@ -248,6 +255,7 @@ def run(ds: Dataset, opts: Mapping[str, Any]) -> LvisEvaluation:
         frequency=fed.frequency,
         source=ds,
         n_over=int(np.count_nonzero(counts > MAX_DETS)),
+        n_crowd=int(np.count_nonzero(ds.gt.take(g_rows).iscrowd)),
         most=int(counts.max()) if counts.size else 0,
     )
 

@@ -33,7 +33,7 @@ def to_json(c: Comparison) -> str:
     )
 
 
-CSV_COLUMNS = ("scope", "key", "category_id", "name", *ENTRY_KEYS)
+CSV_COLUMNS = ("scope", "key", "category_id", "name", *ENTRY_KEYS, "n_gt")
 
 
 def to_csv(c: Comparison, *, per_class: bool = False) -> str:
@@ -43,7 +43,7 @@ def to_csv(c: Comparison, *, per_class: bool = False) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for key, e in c.metrics.items():
-        w.writerow(["summary", key, "", "all", *[csv_value(e.get(k)) for k in ENTRY_KEYS]])
+        w.writerow(["summary", key, "", "all", *[csv_value(e.get(k)) for k in ENTRY_KEYS], ""])
     if per_class:
         for r in c.per_class:
             cid = r.get("category_id")
@@ -54,6 +54,7 @@ def to_csv(c: Comparison, *, per_class: bool = False) -> str:
                     csv_cell(str(cid)) if isinstance(cid, str) else csv_value(cid),
                     csv_cell(str(r.get("name"))),
                     *[csv_value(r.get(k)) for k in ENTRY_KEYS],
+                    csv_value(r.get("n_gt")),
                 ]
             )
     return buf.getvalue()
@@ -142,13 +143,18 @@ def _summary_header(c: Comparison) -> list[str]:
 
 def _class_header(c: Comparison) -> list[str]:
     key = str(c.params.get("class_key", "AP"))
-    return ["class", f"{key} A", f"{key} B", "delta"] + (["CI", "sig."] if _has_ci(c) else [])
+    head = ["class", "n_gt", f"{key} A", f"{key} B", "delta"]
+    return head + (["CI", "sig."] if _has_ci(c) else [])
 
 
 def _class_cells(c: Comparison, r: dict[str, Any]) -> list[str]:
-    return [_fmt(r.get("a"), 3), _fmt(r.get("b"), 3), _fmt_delta(r.get("delta"), 3)] + (
-        [_ci(r, 3), _sig(r)] if _has_ci(c) else []
-    )
+    n_gt = r.get("n_gt")
+    return [
+        "-" if n_gt is None else str(n_gt),
+        _fmt(r.get("a"), 3),
+        _fmt(r.get("b"), 3),
+        _fmt_delta(r.get("delta"), 3),
+    ] + ([_ci(r, 3), _sig(r)] if _has_ci(c) else [])
 
 
 def to_markdown(c: Comparison, *, per_class: bool = False) -> str:
@@ -193,7 +199,7 @@ def render_table(c: Comparison, *, per_class: bool = False, title: str = "iou-ev
             cells = _class_cells(c, r)
             t.add_row(
                 rich_text(r.get("name")),
-                *[rich_text(x, style=style if j == 2 else "") for j, x in enumerate(cells)],
+                *[rich_text(x, style=style if j == 3 else "") for j, x in enumerate(cells)],
             )
         parts.append(t)
     return Group(*parts)

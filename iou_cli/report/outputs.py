@@ -16,54 +16,39 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
+import signal
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ..errors import OutputError
 
 
 def is_stdout(path: str) -> bool:
-    """True when ``path`` is the file or device this process's stdout already writes to."""
-    try:
-        a, b = os.stat(path), os.fstat(1)
-    except (OSError, ValueError):
-        return False
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+    """True when ``path`` is stdout (``-``, ``/dev/stdout``, ``/dev/fd/1``, or the file or
+    device this process's stdout already writes to)."""
+    from ..outguard import is_stdout as _is_stdout
+
+    return _is_stdout(path)
 
 
-def check_target(path: str, inputs: Iterable[str], read_files: Iterable[str] = ()) -> None:
-    """Refuse to write ``path`` over an input file or inside an input folder.
+def _read_now() -> list[str]:
+    """The read-set of the current run (every file and folder the loaders read)."""
+    from ..loaders.files import current
 
-    ``read_files``: files the run has read besides its arguments (found by the loaders);
-    compared by identity (device and inode), so a hard link or a symlink is caught too.
-    """
-    try:
-        st = os.stat(path)
-    except OSError:
-        st = None
-    if st is not None and not stat.S_ISDIR(st.st_mode):
-        me = (st.st_dev, st.st_ino)
-        for f in read_files:
-            with contextlib.suppress(OSError):
-                r = os.stat(f)
-                if (r.st_dev, r.st_ino) == me:
-                    raise OutputError(f"{path}: refusing to overwrite {f}, which this run read")
-    target = os.path.realpath(path)
-    for inp in inputs:
-        if not inp or not os.path.exists(inp):
-            continue
-        real = os.path.realpath(inp)
-        if os.path.isdir(real):
-            if target == real or target.startswith(real.rstrip(os.sep) + os.sep):
-                raise OutputError(f"{path}: refusing to write into the input folder {inp}")
-        elif target == real or (os.path.exists(target) and os.path.samefile(target, real)):
-            raise OutputError(f"{path}: refusing to overwrite the input file {inp}")
-    parent = os.path.dirname(target) or "."
-    if not os.path.isdir(parent):
-        raise OutputError(f"{path}: folder {os.path.dirname(path) or '.'} does not exist")
-    if os.path.isdir(target):
-        raise OutputError(f"{path}: is a folder")
+    rs = current()
+    return rs.paths() if rs is not None else []
+
+
+def check_target(
+    path: str, inputs: Iterable[str], read_files: Iterable[str] = (), *, folder: bool = False
+) -> None:
+    """Refuse to write ``path`` over an input file or inside an input folder (the one
+    guard, :mod:`iou_cli.outguard`, with the run's read-set added)."""
+    from ..outguard import check_target as guard
+
+    guard(path, inputs, [*read_files, *_read_now()], folder=folder)
 
 
 def write_atomic(
@@ -76,6 +61,9 @@ def write_atomic(
     (including Ctrl-C) the temporary file is removed and ``path`` is untouched. A device
     or a pipe is written directly (see the module doc).
     """
+    if is_stdout(path):  # "-", /dev/stdout: the CLI has checked stdout carries nothing else
+        _write_stdout(text)
+        return
     check_target(path, inputs, read_files)
     try:
         mode = os.stat(path).st_mode
@@ -88,6 +76,27 @@ def write_atomic(
             _write_replace(path, text)
     except OSError as e:  # read-only folder, disk full, ...: one line, not a traceback
         raise OutputError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+def _write_stdout(text: str | bytes) -> None:
+    import sys
+
+    out = sys.stdout
+    if out is None:
+        raise OutputError("-: stdout is closed")
+    try:
+        if isinstance(text, bytes):
+            out.flush()
+            buf = getattr(out, "buffer", None)
+            if buf is None:
+                out.write(text.decode("utf-8", "replace"))
+            else:
+                buf.write(text)
+        else:
+            out.write(text)
+        out.flush()
+    except (OSError, ValueError) as e:
+        raise OutputError(f"-: cannot write to stdout: {e}") from None
 
 
 def write_atomic_bytes(
@@ -148,3 +157,60 @@ def _write_replace(path: str, text: str | bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_folder(
+    out_dir: str, files: Iterable[tuple[str, bytes]], inputs: Iterable[str] = ()
+) -> list[str]:
+    """Write ``(name, bytes)`` files into ``out_dir`` so that an interrupted run leaves the
+    old set or the new one, never a mix: everything is written into a temporary folder
+    beside it first; then the folder is renamed into place (new) or its files are moved in
+    with SIGINT and SIGTERM held back (existing). Returns the paths written."""
+    ins = list(inputs)
+    check_target(out_dir, ins, folder=True)
+    parent = os.path.dirname(os.path.abspath(out_dir)) or "."
+    try:
+        tmp = tempfile.mkdtemp(prefix=".iou-eval-", suffix=".tmp", dir=parent)
+    except OSError as e:
+        raise OutputError(f"{out_dir}: cannot create: {e.strerror or e}") from None
+    names: list[str] = []
+    try:
+        for name, data in files:
+            with open(os.path.join(tmp, name), "wb") as fh:
+                fh.write(data)
+            names.append(name)
+        check_target(out_dir, ins, folder=True)  # again: the loaders may have read more
+        with _signals_held():
+            if not os.path.lexists(out_dir):
+                os.chmod(tmp, 0o777 & ~_umask())
+                os.rename(tmp, out_dir)
+            else:
+                for name in names:
+                    os.replace(os.path.join(tmp, name), os.path.join(out_dir, name))
+    except OSError as e:
+        raise OutputError(f"{out_dir}: cannot write: {e.strerror or e}") from None
+    finally:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return [os.path.join(out_dir, n) for n in names]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block is done (a few renames)."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, ValueError, OSError):  # no signal masks here: just run it
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

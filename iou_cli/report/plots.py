@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ import numpy as np
 
 from ..analysis import curves as C
 from ..errors import UsageError
+from .figtext import _ESCAPED, MAX_BARS, ends, short
 
 BLUE = "#2563eb"
 ORANGE = "#ea580c"
@@ -97,12 +97,6 @@ def _figure(w: float, h: float) -> Any:
     fig = Figure(figsize=(w, h), dpi=100)
     FigureCanvasAgg(fig)
     return fig
-
-
-def short(name: Any, n: int = 28) -> str:
-    """A class name for a figure: one line, at most ``n`` characters."""
-    s = " ".join(str(name).split())
-    return s if len(s) <= n else s[: n - 1] + "\u2026"
 
 
 def _fmt(v: Any) -> str:
@@ -355,10 +349,12 @@ def _ap_key(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def ap_bars(rows: Sequence[dict[str, Any]], key: str | None = None) -> Any:
-    """Per-class AP as horizontal bars, best first; AP50 as a lighter bar behind when known."""
+    """Per-class AP as horizontal bars, best first; AP50 as a lighter bar behind when known
+    (beyond ``MAX_BARS`` classes, the best and the worst: see ``figtext.ends``)."""
     key = key or _ap_key(rows)
     items = [(r.get("name"), r.get(key), r.get("AP50") if key == "AP" else None) for r in rows]
     items.sort(key=lambda x: (x[1] is None, -(x[1] or 0.0)))
+    total, items = len(items), ends(items)
     n = max(len(items), 1)
     with _style():
         fig = _figure(6.0, 0.8 + 0.24 * n)
@@ -380,7 +376,8 @@ def ap_bars(rows: Sequence[dict[str, Any]], key: str | None = None) -> Any:
         ax.set_ylim(len(items) - 0.5, -0.5)
         ax.grid(axis="y", visible=False)
         ax.set_xlabel(key)
-        ax.set_title(f"{key} per class")
+        cap = f" (best and worst {MAX_BARS // 2} of {total:,})" if total > len(items) else ""
+        ax.set_title(f"{key} per class{cap}")
         handles, labels = ax.get_legend_handles_labels()
         if len(handles) > 1:
             _legend(ax, handles[::-1], labels[::-1], loc="lower right")
@@ -536,6 +533,7 @@ def delta_bars(
     (and ``ci_low`` / ``ci_high``); classes whose delta is undefined are left out."""
     items = [r for r in rows if r.get("delta") is not None]
     items.sort(key=lambda r: -float(r["delta"]))
+    items = ends(items)  # the largest gains and losses, as ap_bars
     n = max(len(items), 1)
     with _style():
         fig = _figure(6.0, 0.9 + 0.24 * n)
@@ -561,8 +559,8 @@ def delta_bars(
                 capsize=2.5,
             )
         ax.axvline(0, color=GREY, lw=0.8)
-        ends = d + [float(v) for v in lo + hi if v is not None]
-        lim = max([abs(v) for v in ends] + [0.01]) * 1.3
+        extent = d + [float(v) for v in lo + hi if v is not None]
+        lim = max([abs(v) for v in extent] + [0.01]) * 1.3
         for i, v in enumerate(d):
             ax.text(
                 v + (lim * 0.02 if v >= 0 else -lim * 0.02),
@@ -606,8 +604,10 @@ def png(fig: Any, dpi: int = 144) -> bytes:
 
 
 def figures(result: Any, curves: dict[str, Any] | None) -> list[tuple[str, str, Any]]:
-    """(file stem, caption, figure) of every figure this result supports, in report order."""
+    """(file stem, caption, figure) of every figure this result supports, in report order.
+    Names the font cannot draw are drawn escaped, said once in ``result.warnings``."""
     out: list[tuple[str, str, Any]] = []
+    _ESCAPED.clear()
     extra = getattr(result, "extra", None) or {}
     if curves is not None and curves.get("precision"):
         out.append(("pr_curve", "Class-mean precision-recall curves", pr_overall(curves)))
@@ -629,6 +629,13 @@ def figures(result: Any, curves: dict[str, Any] | None) -> list[tuple[str, str, 
     cal = extra.get("calibration")
     if isinstance(cal, dict) and isinstance(cal.get("overall"), dict):
         out.append(("calibration", "Reliability of the confidence scores", calibration(cal)))
+    if _ESCAPED and isinstance(getattr(result, "warnings", None), list):
+        line = (
+            f"figures: {len(set(_ESCAPED))} class name(s) have characters the figure font "
+            "cannot draw; they are drawn escaped (e.g. \\u4e2d)"
+        )
+        if line not in result.warnings:
+            result.warnings.append(line)
     return out
 
 
@@ -640,23 +647,12 @@ def write_plots(
     ``DIR`` is created when missing (its parent must exist); nothing is written into an
     input's folder or over an input.
     """
-    from ..errors import OutputError
-    from .outputs import check_target, write_atomic_bytes
+    from .outputs import write_folder
 
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise OutputError(f"{out_dir}: exists and is not a folder")
-    if os.path.isdir(out_dir):
-        check_target(os.path.join(out_dir, "pr_curve.png"), inputs)  # not an input folder
-    else:
-        check_target(out_dir, inputs)  # its parent exists and is no input folder
-        try:
-            os.mkdir(out_dir)
-        except OSError as e:
-            raise OutputError(f"{out_dir}: cannot create: {e.strerror or e}") from None
-    written: list[str] = []
-    for stem, _caption, fig in figures(result, curves):
-        for ext, data in (("png", png(fig)), ("svg", svg(fig))):
-            path = os.path.join(out_dir, f"{stem}.{ext}")
-            write_atomic_bytes(path, data, inputs)
-            written.append(path)
-    return written
+    def files() -> Iterator[tuple[str, bytes]]:
+        for stem, _caption, fig in figures(result, curves):
+            yield f"{stem}.png", png(fig)
+            yield f"{stem}.svg", svg(fig)
+
+    # rendered into a temporary folder, then moved in: old figures or new, never a mix
+    return write_folder(out_dir, files(), inputs)

@@ -130,10 +130,17 @@ def test_map_gate_means_coco_ap(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1 and "AP (as mAP) =" in err
     code, _, _ = run([DT, GT, "-o", "csv", "-q", "--fail-under", f"mAP={AP}"], capsys)
     assert code == 0
-    # Ultralytics' and torchmetrics' names for the same stats
-    for key in ("mAP50-95", "map"):
-        code, _, _ = run([DT, GT, "-o", "csv", "-q", "--fail-under", f"{key}={AP + 1e-9}"], capsys)
-        assert code == 1
+    # torchmetrics' name for the same stat
+    code, _, _ = run([DT, GT, "-o", "csv", "-q", "--fail-under", f"map={AP + 1e-9}"], capsys)
+    assert code == 1
+    # Ultralytics' mAP50-95 is another number: refused under coco, named under ultralytics
+    code, _, err = run([DT, GT, "-q", "--fail-under", "mAP50-95=0.1"], capsys)
+    assert code == 2 and "--protocol ultralytics" in err
+    code, _, err = run(
+        [DT, GT, "--protocol", "ultralytics", "-o", "csv", "-q", "--fail-under", "mAP50-95=0.99"],
+        capsys,
+    )
+    assert code == 1 and "metrics/mAP50-95(B) (as mAP50-95) =" in err
 
 
 def test_ap50_gate_means_voc_map_at_that_iou(capsys: pytest.CaptureFixture[str]) -> None:
@@ -399,6 +406,7 @@ def test_json_meta(capsys: pytest.CaptureFixture[str]) -> None:
         "protocol",
         "seconds",
         "warnings",
+        "gt_fingerprint",
     ]
     assert meta["version"] == __version__ and meta["predictions"] == DT
     assert meta["ground_truth"] == GT and meta["protocol"] == "coco"

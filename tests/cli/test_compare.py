@@ -158,7 +158,7 @@ def test_bad_inputs_exit_2_with_one_located_line(
     broken.write_text('{"summary": {"AP": 0.5}, "per_class": [], \n "params": {')
     code, out, err = run(["compare", reports[0], str(broken), "-o", "csv"], capsys)
     assert code == 2 and out == ""
-    assert err.startswith(f"iou-eval: error: {broken}:") and "not JSON" in err
+    assert err.startswith(f"iou-eval: error: {broken}:") and "not valid JSON" in err
     bad_value = tmp_path / "bad.json"
     bad_value.write_text('{"summary": {"AP": "high"}, "per_class": [], "params": {}}')
     code, _, err = run(["compare", reports[0], str(bad_value), "-o", "csv"], capsys)
@@ -208,7 +208,7 @@ def test_class_names_are_escaped_in_every_output(
     assert names[0].startswith("'=")  # formula rule
     code, out, _ = run(["compare", ra, rb, "-o", "markdown", "--per-class"], capsys)
     line = next(ln for ln in out.splitlines() if "HYPERLINK" in ln)
-    assert line.count("|") - line.count("\\|") == 5  # class, A, B, delta: the cell stays one
+    assert line.count("|") - line.count("\\|") == 6  # class, n_gt, A, B, delta: one cell
     code, out, _ = run(["compare", ra, rb, "-o", "table", "--per-class"], capsys)
     assert "\x1b[31m" not in out and "\\x1b" in out and "[bold]" in out
 

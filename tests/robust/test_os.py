@@ -243,7 +243,7 @@ def test_a_pipe_is_read_up_to_the_bound(tmp_path: Path, monkeypatch: pytest.Monk
     line = assert_one_error_line(*run_cli([PRED, str(fifo), "--gt-format", "coco"]))
     t.join(5)
     assert line == (
-        f"iou-eval: error: {fifo}: more than 0.0625 MiB from a pipe or a size-less file: "
+        f"iou-eval: error: {fifo}: more than 64 KiB from a pipe or a size-less file: "
         "refused (save it to a regular file first)"
     )
 

@@ -10,6 +10,9 @@ from iou_cli.gates import COUNT, HIGHER, LOWER, SETTING, direction, failures, pa
 COCO_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm",
              "ARl", "iou_thr", "score_thr", "tp", "fp", "fn", "precision", "recall", "f1",
              "mean_iou"]  # fmt: skip
+UL_KEYS = ["metrics/precision(B)", "metrics/recall(B)", "metrics/mAP50(B)", "metrics/mAP50-95(B)",
+           "iou_thr", "score_thr", "tp", "fp", "fn", "precision", "recall", "f1",
+           "mean_iou"]  # fmt: skip
 VOC_KEYS = [
     "mAP",
     "iou_thr",
@@ -44,12 +47,14 @@ def test_direction(key: str, want: str) -> None:
     ("keys", "given", "iou", "want"),
     [
         (COCO_KEYS, "mAP", 0.5, "AP"),
-        (COCO_KEYS, "mAP50-95", 0.5, "AP"),
-        (COCO_KEYS, "mAP50", 0.5, "AP50"),
+        (UL_KEYS, "mAP50-95", 0.5, "metrics/mAP50-95(B)"),
+        (UL_KEYS, "mAP50", 0.5, "metrics/mAP50(B)"),
+        (UL_KEYS, "map50", 0.5, "metrics/mAP50(B)"),
+        (UL_KEYS, "mp", 0.5, "metrics/precision(B)"),
+        (UL_KEYS, "recall(B)", 0.5, "metrics/recall(B)"),
         (COCO_KEYS, "map_75", 0.5, "AP75"),
         (COCO_KEYS, "mar_100", 0.5, "AR100"),
         (VOC_KEYS, "AP50", 0.5, "mAP"),
-        (VOC_KEYS, "mAP50", 0.5, "mAP"),
         (VOC_KEYS, "AP75", 0.75, "mAP"),
     ],
 )
@@ -69,6 +74,18 @@ def test_aliases(keys: list[str], given: str, iou: float, want: str) -> None:
         (VOC_KEYS, ["AP=0.5"], [], "use mAP"),
         (VOC_KEYS, ["AP50=0.5"], [], "run with --tp-iou 0.50"),  # at --tp-iou 0.75
         (COCO_KEYS, ["AP"], [], "expected KEY=VALUE such as AP=0.5"),
+        (COCO_KEYS, ["mAP50-95=0.5"], [], "run with --protocol ultralytics"),
+        (
+            COCO_KEYS,
+            ["AP=50"],
+            [],
+            "AP is a fraction from 0 to 1, not a percentage (did you mean 0.50?)",
+        ),
+        (COCO_KEYS, ["f1=75"], [], "(did you mean 0.75?)"),
+        (COCO_KEYS, ["recall=-0.1"], [], "recall is a fraction from 0 to 1"),
+        (UL_KEYS, ["mAP50=50"], [], "metrics/mAP50(B) is a fraction from 0 to 1"),
+        (COCO_KEYS, ["mAP50=0.5"], [], "Ultralytics' metrics/mAP50(B)"),
+        (VOC_KEYS, ["mAP50=0.5"], [], "run with --protocol ultralytics"),
         (COCO_KEYS, [], ["fp=nan"], "expected KEY=VALUE such as fp=100"),
     ],
 )

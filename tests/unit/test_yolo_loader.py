@@ -137,7 +137,7 @@ def test_yolo_preds_meet_voc_pixels(tmp_path: Path) -> None:
     gt = _pixel_gt(tmp_path, size=True)
     _w(tmp_path / "pr/img.txt", "0 0.5 0.5 0.5 0.5 0.8\n")
     _w(tmp_path / "pr/classes.txt", "cat\n")
-    ds = load_dataset(str(tmp_path / "pr"), str(gt), LoadOptions())
+    ds = load_dataset(str(tmp_path / "pr"), str(gt), LoadOptions(pred_format="yolo"))
     assert ds.pixel_units
     # (0.5 +- 0.25) * 200 and (0.5 +- 0.25) * 100: exactly the GT box
     assert ds.pred.xyxy.tolist() == [[50.0, 25.0, 150.0, 75.0]]
@@ -149,12 +149,18 @@ def test_missing_size_is_located_and_can_be_given(tmp_path: Path) -> None:
     _w(tmp_path / "pr/img.txt", "0 0.5 0.5 0.5 0.5 0.8\n")
     _w(tmp_path / "pr/classes.txt", "cat\n")
     with pytest.raises(InputError) as e:
-        load_dataset(str(tmp_path / "pr"), str(gt), LoadOptions())
+        load_dataset(str(tmp_path / "pr"), str(gt), LoadOptions(pred_format="yolo"))
     assert e.value.where == "img.txt:1" and "image size unknown" in e.value.reason
-    ds = load_dataset(str(tmp_path / "pr"), str(gt), LoadOptions(image_size=(200.0, 100.0)))
+    ds = load_dataset(
+        str(tmp_path / "pr"), str(gt), LoadOptions(pred_format="yolo", image_size=(200.0, 100.0))
+    )
     assert ds.pred.xyxy.tolist() == [[50.0, 25.0, 150.0, 75.0]]
     _w(tmp_path / "images/sub/img.png", _png(200, 100))
-    ds = load_dataset(str(tmp_path / "pr"), str(gt), LoadOptions(images=str(tmp_path / "images")))
+    ds = load_dataset(
+        str(tmp_path / "pr"),
+        str(gt),
+        LoadOptions(pred_format="yolo", images=str(tmp_path / "images")),
+    )
     assert ds.pred.xyxy.tolist() == [[50.0, 25.0, 150.0, 75.0]]
 
 
@@ -163,7 +169,7 @@ def test_yolo_vs_yolo_match_classes_by_name(tmp_path: Path) -> None:
     _w(tmp_path / "gt/classes.txt", "cat\ndog\n")
     _w(tmp_path / "pr/i.txt", "1 0.5 0.5 0.2 0.2 0.9\n")
     _w(tmp_path / "pr/classes.txt", "dog\ncat\n")
-    ds = load_dataset(str(tmp_path / "pr"), str(tmp_path / "gt"), LoadOptions())
+    ds = load_dataset(str(tmp_path / "pr"), str(tmp_path / "gt"), LoadOptions(pred_format="yolo"))
     assert not ds.pixel_units
     assert [ds.categories.names[c] for c in ds.pred.category] == ["cat"]
 
@@ -172,4 +178,4 @@ def test_yolo_without_names_against_voc_is_an_error(tmp_path: Path) -> None:
     gt = _pixel_gt(tmp_path, size=True)
     _w(tmp_path / "pr/img.txt", "0 0.5 0.5 0.5 0.5 0.8\n")
     with pytest.raises(InputError, match="YOLO class names are needed"):
-        load_dataset(str(tmp_path / "pr"), str(gt), LoadOptions())
+        load_dataset(str(tmp_path / "pr"), str(gt), LoadOptions(pred_format="yolo"))
