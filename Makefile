@@ -69,14 +69,15 @@ format: $(TSTAMP)
 
 # The documentation site (mkdocs-material, the `docs` extra) into build/site; --strict turns a
 # broken link, anchor, page or docstring reference into an error. docs/cli.md is generated from
-# the program's --help (`make cli-reference`; `make lint` fails when it is stale).
+# the program's --help (`make cli-reference`; `make lint` fails when it is stale). Not --quiet:
+# it hides the warnings, and --strict then has nothing to fail on.
 DSTAMP := $(VENV)/.docs-stamp
 $(DSTAMP): $(STAMP)
 	$(PIP) install -e '.[docs]'
 	touch $@
 
 docs: $(DSTAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 cli-reference: $(STAMP)
 	$(BIN)/python docs/gen_cli_reference.py
