@@ -97,6 +97,7 @@ bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/panoptic_bench.py
 	$(BIN)/python bench/obb_bench.py
 	$(BIN)/python bench/dropin_bench.py
+	$(BIN)/python bench/jobs.py --scale 10
 
 bench-10x: $(VENV)/.bench-stamp
 	$(BIN)/python bench/run.py --scale 10

@@ -29,6 +29,7 @@ _LAZY = {
     "evaluate_panoptic": ("tasks.panoptic", "evaluate_panoptic"),
     "evaluate": ("api", "evaluate"),
     "load": ("api", "load"),
+    "Evaluator": ("streaming", "Evaluator"),
     "IouEvalError": ("errors", "IouEvalError"),
     "InputError": ("errors", "InputError"),
 }

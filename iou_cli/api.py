@@ -159,6 +159,8 @@ def evaluate(
     pred_ids: str = "auto",
     all_point: bool | None = None,
     angle_unit: str = "rad",
+    jobs: int = 1,
+    _partial: Callable[[Dataset, str, dict[str, Any]], Any] | None = None,
 ) -> Result:
     """Evaluate ``predictions`` against ``ground_truth``.
 
@@ -182,6 +184,9 @@ def evaluate(
     ``angle_unit``) are scored by exact polygon IoU; ``protocol="dota"`` is the DOTA devkit's
     task 1 (VOC2007 11-point AP, ``all_point`` for the area under the curve). DOTA files are
     rotated boxes whatever ``iou_type`` says.
+
+    ``jobs``: worker processes matching the images (0: every core); the result is the one
+    process's bit for bit (analyses and ``matches`` need the whole match table: one process).
     """
     from .limits import as_count, as_image_size, as_keys, as_list, as_number
 
@@ -224,6 +229,9 @@ def evaluate(
     from .protocols import get_protocol, resolve_options
 
     resolve_options(get_protocol(protocol), options)  # option errors before any reading
+    from .state.jobs import resolve_jobs
+
+    jobs = resolve_jobs(jobs)
     from .analysis.run import AnalysisOptions
     from .analysis.run import check as check_analyses
 
@@ -253,6 +261,7 @@ def evaluate(
         progress=progress,
         pred_ids=pred_ids,
         angle_unit=angle_unit,
+        jobs=jobs,
     )
     ds = load_pair(predictions, ground_truth, opts)
     iou_type = geometry_of(ds, iou_type)
@@ -261,7 +270,17 @@ def evaluate(
         from .analysis import subset
 
         ds = subset.apply(ds, classes=classes, image_ids=image_ids, agnostic=class_agnostic)
-    result = evaluate_dataset(ds, protocol=protocol, **options)
+    if _partial is not None:  # partial(): the match records, not a Result
+        return _partial(ds, protocol, options)
+    if jobs != 1 and (analyses.any or matches or keep_tables):
+        jobs = 1
+        ds.info.append("--jobs: analyses and --matches read the whole match table: one process")
+    from .state.build import FORMAT_PROTOCOLS
+
+    if jobs != 1 and protocol not in FORMAT_PROTOCOLS:
+        jobs = 1
+        ds.info.append(f"--jobs: --protocol {protocol} has no mergeable state yet: one process")
+    result = evaluate_dataset(ds, protocol=protocol, jobs=jobs, **options)
     result.info.insert(0, read_line(ds, iou_type))
     if analyses.any or result.matches is not None:
         from .analysis.run import analyze
@@ -288,6 +307,7 @@ def load_options(
     progress: Callable[[str, int, int], None] | None = None,
     pred_ids: str = "auto",
     angle_unit: str = "rad",
+    jobs: int = 1,
 ) -> LoadOptions:
     """The loaders' options of a run (every verb that reads a prediction/ground-truth pair
     builds them here), ``--voc-origin`` checked."""
@@ -315,6 +335,7 @@ def load_options(
         protocol=protocol,
         pred_ids=pred_ids,
         angle_unit=angle_unit,
+        jobs=jobs,
     )
 
 
@@ -347,15 +368,45 @@ def read_line(ds: Dataset, iou_type: str = "bbox") -> str:
     )
 
 
-def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> Result:
+def partial(
+    predictions: Source,
+    ground_truth: Source,
+    *,
+    shard: tuple[int, int] | None = None,
+    **options: Any,
+) -> Any:
+    """The mergeable state (:class:`~iou_cli.state.partial.PartialState`) of the images of
+    ``shard`` ``(k, n)`` (1 <= k <= n: every ``n``-th image from the ``k``-th, in the ground
+    truth's order; default all); ``options`` as :func:`evaluate`'s (``jobs`` too)."""
+    from .state.jobs import shard_state
+
+    jobs = int(options.pop("jobs", 1))
+
+    def part(ds: Dataset, protocol: str, opts: dict[str, Any]) -> Any:
+        state = shard_state(ds, protocol, opts, shard, jobs)
+        state.header["warnings"] = input_warnings(ds, opts.get("max_dets"))
+        return state
+
+    return evaluate(predictions, ground_truth, _partial=part, **options)
+
+
+def evaluate_dataset(
+    ds: Dataset, *, protocol: str = "coco", jobs: int = 1, **options: Any
+) -> Result:
     """Evaluate an already joined :class:`Dataset` with the registered ``protocol``
-    (options as :func:`evaluate`'s protocol options) and add the input warnings."""
+    (options as :func:`evaluate`'s protocol options; ``jobs`` worker processes) and add the
+    input warnings."""
     from .protocols import get_protocol, resolve_options
 
     p = get_protocol(protocol)
     opts = resolve_options(p, options)
     try:
-        result = p.run(ds, opts).result()
+        if jobs != 1:
+            from .state.jobs import parallel_result
+
+            result = parallel_result(ds, protocol, options, jobs)
+        else:
+            result = p.run(ds, opts).result()
     except MemoryError:  # never "out of memory" alone: say what asked for it
         raise ResourceError(
             f"out of memory evaluating {len(ds.images)} images x {len(ds.categories)} classes "
@@ -363,28 +414,40 @@ def evaluate_dataset(ds: Dataset, *, protocol: str = "coco", **options: Any) -> 
             "use a machine with more memory"
         ) from None
     result.info.extend(ds.info)  # how the files were read and joined
-    result.warnings.extend(ds.warnings)
-    from .checks import warnings_for, zero_ap_warning
+    from .checks import zero_ap_warning
 
-    max_dets = opts.get("max_dets")
-    result.warnings.extend(warnings_for(ds, max_dets=max(max_dets) if max_dets else None))
+    result.warnings.extend(input_warnings(ds, opts.get("max_dets")))
     zero = zero_ap_warning(ds, result.summary)
-    if zero:
-        result.warnings.append(zero)
     from .box_hints import box_format_hint
 
     fmt_hint = box_format_hint(ds, result.summary)
-    if fmt_hint:
-        result.warnings.append(fmt_hint)
-    if ds.skipped:
-        n = sum(ds.skipped.values())
-        if n:
-            result.warnings.append(
-                f"skipped {n} prediction(s) for images or categories the ground truth does not "
-                f"know ({ds.skipped.get('unknown_image', 0)} image, "
-                f"{ds.skipped.get('unknown_category', 0)} category)"
-            )
+    at = len(result.warnings) - (1 if _skipped(ds) else 0)  # before the skipped-rows line
+    result.warnings[at:at] = [w for w in (zero, fmt_hint) if w]
     return result
+
+
+def _skipped(ds: Dataset) -> str | None:
+    n = sum(ds.skipped.values()) if ds.skipped else 0
+    if not n:
+        return None
+    return (
+        f"skipped {n} prediction(s) for images or categories the ground truth does not "
+        f"know ({ds.skipped.get('unknown_image', 0)} image, "
+        f"{ds.skipped.get('unknown_category', 0)} category)"
+    )
+
+
+def input_warnings(ds: Dataset, max_dets: Sequence[int] | None) -> list[str]:
+    """What the inputs deserve a warning for (the loaders' notes, suspicious boxes, skipped
+    rows), whatever the numbers: a partial file carries them to ``merge``."""
+    from .checks import warnings_for
+
+    out = list(ds.warnings)
+    out.extend(warnings_for(ds, max_dets=max(max_dets) if max_dets else None))
+    skipped = _skipped(ds)
+    if skipped:
+        out.append(skipped)
+    return out
 
 
 def check_options(

@@ -460,15 +460,24 @@ def _where(side: Side, boxes: Boxes, row: int, key: str) -> str:
 
 
 def fingerprint(ds: Dataset) -> str:
-    """A short hash of the ground truth as evaluated (images, classes, boxes and their
-    flags): two ``-o json`` reports with different fingerprints were not scored against
-    the same ground truth, and ``compare`` says so."""
+    """A digest of the ground truth as evaluated (boxes, flags, image and category tables,
+    LVIS's federated lists): two reports or partial files with different fingerprints were
+    not scored against the same ground truth (``compare`` warns, ``merge`` refuses)."""
     import hashlib
 
     h = hashlib.sha256()
-    for seq in (ds.images.keys, ds.categories.ids, ds.categories.names):
-        h.update(repr([None if k is None else str(k) for k in seq]).encode("utf-8", "replace"))
     g = ds.gt
-    for arr in (g.xyxy, g.image, g.category, g.iscrowd, g.ignore):
+    for arr in (g.xyxy, g.box_area, g.area, g.image, g.category, g.iscrowd, g.ignore):
         h.update(np.ascontiguousarray(arr).tobytes())
-    return h.hexdigest()[:16]
+        h.update(b"|")
+    h.update(np.ascontiguousarray(g.difficult).tobytes())
+    if g.obb is not None:  # rotated boxes: their corners decide the IoU
+        h.update(np.ascontiguousarray(g.obb).tobytes())
+    h.update(repr([str(k) for k in ds.images.keys]).encode("utf-8", "replace"))
+    pairs = [(str(i), n) for i, n in zip(ds.categories.ids, ds.categories.names, strict=True)]
+    h.update(repr(pairs).encode("utf-8", "replace"))
+    fed = ds.federated
+    if fed is not None:
+        for arr in (fed.neg_ptr, fed.neg_cat, fed.nel_ptr, fed.nel_cat, fed.frequency):
+            h.update(np.ascontiguousarray(arr).tobytes())
+    return "sha256:" + h.hexdigest()

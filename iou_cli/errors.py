@@ -32,6 +32,10 @@ class InputError(IouEvalError):
         self.reason = reason
         super().__init__(self.message())
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[str | None, str | None, str]]:
+        # picklable as itself (a worker process's error reaches the parent unchanged)
+        return (type(self), (self.path, self.where, self.reason))
+
     def message(self) -> str:
         parts = [p for p in (self.path, self.where) if p]
         head = ":".join(parts)

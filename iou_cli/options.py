@@ -34,6 +34,7 @@ class LoadOptions:
     pred_ids: str = "auto"
     # progress(side, done, total): called while reading many files (CLI draws a bar)
     progress: Callable[[str, int, int], None] | None = None
+    jobs: int = 1  # processes decoding a big COCO results list (--jobs, issue 24)
 
     def names_for(self, role: str) -> str | None:
         """The class-names file of one side: its own (``--pred-names``/``--gt-names``),

@@ -66,6 +66,9 @@ class Result:
     evaluation: Evaluation | None = field(default=None, repr=False)
     # further top-level JSON sections, in order (analyses: "tide", "curves", ...)
     extra: dict[str, Any] = field(default_factory=dict)
+    # the ground truth's fingerprint (data.fingerprint) where the evaluation's dataset is a
+    # skeleton without its boxes (a result merged from partial states)
+    gt_fingerprint: str | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         """One line: the protocol, the first few summary values, the sizes (the full

@@ -19,7 +19,7 @@ import typer
 
 from .. import __version__
 from ..errors import InputError, IouEvalError, UsageError
-from . import compare, evaluate, explain, iou, panoptic, tasks
+from . import compare, evaluate, explain, iou, merge, panoptic, tasks
 from .stdio import (
     EXIT_PIPE,
     PROG,
@@ -73,6 +73,7 @@ app.command("labels", epilog=tasks.LABELS_EXAMPLES)(tasks.labels_cmd)
 app.command("panoptic", epilog=panoptic.PANOPTIC_EXAMPLES)(panoptic.panoptic_cmd)
 app.command("compare", epilog=compare.COMPARE_EXAMPLES)(compare.compare_cmd)
 app.command("explain", epilog=explain.EXPLAIN_EXAMPLES)(explain.explain_cmd)
+app.command("merge", epilog=merge.MERGE_EXAMPLES)(merge.merge_cmd)
 VERBS = frozenset(c.name for c in app.registered_commands if c.name)
 
 

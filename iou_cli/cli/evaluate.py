@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Annotated, Any
@@ -9,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import UsageError
+from .merge import JobsOpt, PartialOpt, ShardOpt, check_partial, write_partial
 from .output import add_meta, emit, print_table, report_output, stdout_report, title_of
 from .params import (
     P_OUTPUTS,
@@ -67,7 +69,7 @@ EVALUATE_HELP = (
     "Evaluate PREDICTIONS against GROUND_TRUTH (the default verb: iou-eval PRED GT).\n\n"
     "Each is a COCO JSON file (also .json.gz, or - for stdin), a Pascal VOC folder or a YOLO "
     "folder; predictions come first.\n\n"
-    "Other verbs: iou, segment, labels, panoptic, compare (iou-eval VERB --help). "
+    "Other verbs: iou, segment, labels, panoptic, compare, merge (iou-eval VERB --help). "
     "Shell completion: iou-eval --install-completion. Version: iou-eval --version."
 )
 
@@ -142,6 +144,9 @@ def evaluate_cmd(
     curves: CurvesOpt = False,
     plots: PlotsOpt = None,
     report: ReportOpt = None,
+    jobs: JobsOpt = 1,
+    partial: PartialOpt = None,
+    shard: ShardOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
     debug: DebugOpt = False,
@@ -157,6 +162,12 @@ def evaluate_cmd(
     op_iou = tp_iou_value(tp_iou, iou_thr)
     if protocol == "dota" and iou_type == "bbox":
         iou_type = "obb"  # the DOTA protocol scores rotated boxes only
+    whole: dict[str, Any] = {"--matches": matches, "--fail-under": fail_under}
+    whole["--fail-over"] = fail_over
+    whole.update({"--curves": curves, "--plots": plots, "--report": report, "-o": output})
+    whole.update({"--tide": tide, "--confusion": confusion, "--per-image": per_image})
+    whole.update({"--calibration": calibration, "--per-class": per_class})
+    shard_kn = check_partial(partial, shard, whole)
     out = stdout_report(report_output(output, matches), output, report)
     if curves and out != "json" and plots is None and report is None:
         raise UsageError(
@@ -210,13 +221,21 @@ def evaluate_cmd(
     # the loaders read
     from ..outguard import check_outputs, is_stdout
 
-    check_outputs([("--matches", matches), ("--report", report), ("--plots", plots)], inputs)
+    check_outputs(
+        [("--matches", matches), ("--report", report), ("--plots", plots), ("--partial", partial)],
+        inputs,
+    )
     if matches is not None and is_stdout(matches):  # /dev/stdout: after the report
         matches = "-"
     check_visuals(plots, report, inputs)
     progress = None if quiet or not sys.stderr.isatty() else ProgressBar()
     try:
-        result = evaluate(
+        call: Any = evaluate
+        if partial is not None:
+            from ..api import partial as partial_state
+
+            call = functools.partial(partial_state, shard=shard_kn)
+        result = call(
             predictions,
             ground_truth,
             protocol=protocol,
@@ -245,11 +264,15 @@ def evaluate_cmd(
             voc_origin=voc_origin,
             pred_ids=pred_ids,
             angle_unit=angle_unit,
+            jobs=jobs,
             **protocol_options,
         )
     finally:
         if progress is not None:
             progress.close()
+    if partial is not None:
+        write_partial(result, partial, inputs, (predictions, ground_truth), quiet)
+        raise typer.Exit(0)
     done = time.perf_counter()
     if verbose:
         result.info.append(f"time: total {done - started:.3f} s")

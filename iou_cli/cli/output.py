@@ -166,11 +166,14 @@ def add_meta(
         "seconds": round(seconds, 3),
         "warnings": list(result.warnings),
     }
+    fp = getattr(result, "gt_fingerprint", None)
     ds = getattr(getattr(result, "evaluation", None), "dataset", None)
-    if ds is not None:  # compare warns when two reports' ground truths differ
+    if fp is None and ds is not None:
         from ..data import fingerprint
 
-        result.meta["gt_fingerprint"] = fingerprint(ds)
+        fp = fingerprint(ds)
+    if fp is not None:  # compare warns when two reports' ground truths differ
+        result.meta["gt_fingerprint"] = fp
 
 
 def clock() -> float:

@@ -213,12 +213,19 @@ def _xywh_columns(bbox: np.ndarray, path: str, prefix: str) -> tuple[np.ndarray,
 
 
 def load_coco(
-    path: str, *, role: str, iou_type: str = "bbox", data: Any = None, angle_unit: str = "rad"
+    path: str,
+    *,
+    role: str,
+    iou_type: str = "bbox",
+    data: Any = None,
+    angle_unit: str = "rad",
+    jobs: int = 1,
 ) -> Side:
-    """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``."""
+    """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``; ``jobs``
+    processes decode a big results list."""
     if data is None and role == "pred" and iou_type in ("bbox", "obb") and not os.path.isdir(path):
         raw = read_bytes(path)
-        cols = read_results(raw, field=iou_type)  # a plain results list to columns, else None
+        cols = read_results(raw, jobs, field=iou_type)  # a plain results list, else None
         if cols is not None:
             side = _results_side(path, _fast_columns(cols, angle_unit), len(cols["score"]))
             if b'"file_name"' in raw:  # Ultralytics predictions.json: file_name on every row
@@ -575,6 +582,8 @@ def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bo
     """The registry's reader: a COCO JSON file (dataset or results list; ``-``: stdin)."""
     if path != "-" and os.path.isdir(path):
         raise InputError(path, None, "COCO input is a JSON file, not a folder")
-    side = load_coco(path, role=role, iou_type=opts.iou_type, angle_unit=opts.angle_unit)
+    side = load_coco(
+        path, role=role, iou_type=opts.iou_type, angle_unit=opts.angle_unit, jobs=opts.jobs
+    )
     side.read_paths = [path]
     return side

@@ -48,16 +48,22 @@ def _decoder(field: str = "bbox") -> Any:
     return msgspec.json.Decoder(list[ObbResult] if field == "obb" else list[Result])
 
 
-def read_results(data: bytes, *, field: str = "bbox") -> dict[str, npt.NDArray[np.generic]] | None:
+def read_results(
+    data: bytes, jobs: int = 1, *, field: str = "bbox"
+) -> dict[str, npt.NDArray[np.generic]] | None:
     """Columns of a COCO results list, or ``None`` when ``data`` is anything else.
 
     Returns ``image_id`` and ``category_id`` (int64), ``bbox`` (n, 4 float64, ``[x, y, w, h]``)
     and ``score`` (float64), row ``i`` being the list's record ``i``. ``field="obb"`` reads
-    rotated boxes instead: ``obb`` (n, 5 float64, ``[cx, cy, w, h, angle]``).
+    rotated boxes instead: ``obb`` (n, 5 float64, ``[cx, cy, w, h, angle]``). ``jobs`` > 1:
+    the slices are decoded by that many forked processes (the same columns).
     """
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if len(data) <= _CHUNK:
+    chunk = _CHUNK
+    if jobs > 1 and len(data) >= _PARALLEL_MIN:
+        chunk = min(_CHUNK, len(data) // jobs + 1)
+    if len(data) <= chunk:
         return _columns(data, field)
     # a big file is decoded a slice of records at a time, so that at most one slice's
     # record objects live at once; a slice boundary is a "},{" between two records (one
@@ -66,19 +72,50 @@ def read_results(data: bytes, *, field: str = "bbox") -> dict[str, npt.NDArray[n
     end = data.rfind(b"]")
     if start < 0 or end < start or data[:start].strip() or data[end + 1 :].strip():
         return None
-    parts: list[dict[str, npt.NDArray[np.generic]]] = []
+    slices: list[tuple[int, int]] = []
     pos = start + 1
     while True:
-        m = _BOUNDARY.search(data, pos + _CHUNK, end) if end - pos > _CHUNK else None
+        m = _BOUNDARY.search(data, pos + chunk, end) if end - pos > chunk else None
         stop = m.start() + 1 if m is not None else end
-        cols = _columns(b"[" + data[pos:stop] + b"]", field)
-        if cols is None:
-            return None
-        parts.append(cols)
+        slices.append((pos, stop))
         if m is None:
             break
         pos = m.end() - 1  # at the next record's "{"
-    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    parts = _decode_slices(data, slices, jobs, field)
+    if not parts or any(p is None for p in parts):
+        return None
+    first = parts[0]
+    assert first is not None
+    return {key: np.concatenate([p[key] for p in parts if p is not None]) for key in first}
+
+
+_PARALLEL_MIN = 1 << 23  # below 8 MiB a second process costs more than it saves
+_DATA: list[tuple[bytes, str]] = []  # what forked decoders read (set just before the fork)
+
+
+def _decode(bounds: tuple[int, int]) -> dict[str, npt.NDArray[np.generic]] | None:
+    (data, field), (a, b) = _DATA[0], bounds
+    return _columns(b"[" + data[a:b] + b"]", field)
+
+
+def _decode_slices(
+    data: bytes, slices: list[tuple[int, int]], jobs: int, field: str
+) -> list[dict[str, npt.NDArray[np.generic]] | None]:
+    import multiprocessing
+
+    if jobs <= 1 or len(slices) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        out = []
+        for a, b in slices:  # one slice at a time; stop at the first invalid one
+            out.append(_columns(b"[" + data[a:b] + b"]", field))
+            if out[-1] is None:
+                break
+        return out
+    _DATA[:] = [(data, field)]
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(slices))) as pool:
+            return pool.map(_decode, slices, chunksize=1)
+    finally:
+        _DATA.clear()
 
 
 _CHUNK = 1 << 26  # bytes of JSON decoded at once (64 MiB: ~700k records)

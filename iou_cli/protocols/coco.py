@@ -64,6 +64,7 @@ class CocoParams:
     # precision/scores for every maxDets (pycocotools' shape) or only the largest, which is
     # all the summary reads; None: every maxDets while the array stays within 256 MiB
     full_arrays: bool | None = None
+    accumulate: bool = True  # False: match only (iou_cli.state's map), the arrays stay -1
 
 
 @dataclass
@@ -298,7 +299,7 @@ def run(
     # accumulation order (pycocotools: images in id order, each image's detections in score
     # order, then a stable sort by score per category)
     score_order = _by_score(d_score)
-    acc = _acc_order(d_cat, cdet, K, score_order)
+    acc = _acc_order(d_cat, cdet, K, score_order) if params.accumulate else None
 
     # preference inside each detection: non-ignored first, then IoU, later GT on ties. The
     # order without the (area-dependent) ignore flag is sorted once; each area range then
@@ -352,16 +353,17 @@ def run(
             area=name,
         )
         del dt_m, hit
-        accumulate(
-            table,
-            n_classes=K,
-            rec_thrs=params.rec_thrs,
-            max_dets=params.max_dets,
-            thresholds=range(T),
-            order=acc,
-            precision_at=p_at,
-            out=(precision[:, :, :, a, :], recall[:, :, a, :], scores[:, :, :, a, :]),
-        )
+        if params.accumulate:
+            accumulate(
+                table,
+                n_classes=K,
+                rec_thrs=params.rec_thrs,
+                max_dets=params.max_dets,
+                thresholds=range(T),
+                order=acc,
+                precision_at=p_at,
+                out=(precision[:, :, :, a, :], recall[:, :, a, :], scores[:, :, :, a, :]),
+            )
         if a == 0 or params.keep_tables:
             tables[name] = table
         del table
@@ -479,12 +481,8 @@ def accumulate(
         return precision, recall, scores
     if order is None:
         order = accumulation_order(table, K)
-    acc_order, acc_pos, cat_start, cand_acc = (
-        order.acc_order,
-        order.acc_pos,
-        order.cat_start,
-        order.cand_acc,
-    )
+    acc_order, acc_pos, cat_start = order.acc_order, order.acc_pos, order.cat_start
+    cand_acc = order.cand_acc
     cdet = table.cand
     d_rank = table.det_rank
     is_cand = np.zeros(len(table), dtype=bool)
@@ -667,6 +665,7 @@ def _params(opts: Mapping[str, Any]) -> CocoParams:
         score_thr=opts.get("score_thr"),
         want_matches=bool(opts.get("matches", False)),
         keep_tables=bool(opts.get("keep_tables", False)),
+        accumulate=not opts.get("map_only", False),
     )
 
 

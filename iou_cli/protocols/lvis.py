@@ -246,6 +246,7 @@ def run(ds: Dataset, opts: Mapping[str, Any]) -> LvisEvaluation:
         score_thr=opts.get("score_thr"),
         want_matches=bool(opts.get("matches", False)),
         keep_tables=bool(opts.get("keep_tables", False)),
+        accumulate=not opts.get("map_only", False),
     )
     ev = run_coco(sub, params, ignore_unmatched=not_exhaustive)
     counts = np.bincount(ds.pred.image) if len(ds.pred) else np.zeros(0, dtype=np.int64)

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 MODES = {"fast", "slow", "terminal", "skip"}
-_MARKER = re.compile(r"<!--\s*docs-test:\s*([a-z]+)\s*-->")
+_MARKER = re.compile(r"<!--\s*docs-test:\s*([a-z]+)\b[^>]*-->")  # text after the mode: why
 
 
 @dataclass

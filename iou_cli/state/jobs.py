@@ -1,0 +1,125 @@
+"""All cores of one machine: the map over worker processes, one reduce.
+
+The joined dataset is shared with the workers by ``fork`` (copy-on-write: no worker copies
+the predictions); worker ``w`` of ``n`` matches the images whose ordinal is ``w`` modulo
+``n`` and sends back its state's bytes; the parent merges them and reduces once, so the
+result is the one-process result bit for bit. Where ``fork`` is not available (Windows,
+macOS' default), the map runs in this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..data import Dataset
+from ..errors import UsageError
+from .partial import PartialState, merge_states
+
+_JOB: dict[str, Any] = {}  # what forked workers read (set just before the fork)
+
+
+def resolve_jobs(jobs: int) -> int:
+    """``--jobs``: 0 means every core this process may use; negative is a usage error."""
+    if jobs < 0:
+        raise UsageError(f"--jobs: expected 0 (all cores) or a positive number, got {jobs}")
+    if jobs == 0:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # pragma: no cover - not Linux
+            return max(1, os.cpu_count() or 1)
+    return jobs
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def shard_mask(n_images: int, k: int, n: int) -> np.ndarray:
+    """Images of shard ``k`` of ``n`` (0-based): every ``n``-th image from the ``k``-th."""
+    mask = np.zeros(n_images, dtype=bool)
+    mask[k::n] = True
+    return mask
+
+
+def _work(w: int) -> bytes:
+    from .build import build_state
+    from .codec import to_bytes
+
+    job = _JOB
+    ds: Dataset = job["ds"]
+    mask = shard_mask(len(ds.images), w, job["n"])
+    if job["mask"] is not None:
+        mask &= job["mask"]
+    state = build_state(ds, job["protocol"], job["options"], image_mask=mask, fp=job["fp"])
+    return to_bytes(state)
+
+
+def parallel_state(
+    ds: Dataset,
+    protocol: str,
+    options: Mapping[str, Any],
+    jobs: int,
+    image_mask: np.ndarray | None = None,
+) -> PartialState:
+    """The state of ``ds`` (of the images ``image_mask`` marks; default all), matched by
+    ``jobs`` worker processes (see the module docstring); ``jobs`` 1 (or no ``fork``)
+    matches here."""
+    from .build import build_state, fingerprint
+
+    n = min(resolve_jobs(jobs), max(len(ds.images), 1))
+    fp = fingerprint(ds)
+    if n <= 1 or not can_fork():
+        return build_state(ds, protocol, options, image_mask=image_mask, fp=fp)
+    from .codec import from_bytes
+
+    _JOB.update(ds=ds, protocol=protocol, options=dict(options), n=n, fp=fp, mask=image_mask)
+    try:
+        with multiprocessing.get_context("fork").Pool(n) as pool:
+            parts = pool.map(_work, range(n), chunksize=1)
+    finally:
+        _JOB.clear()
+    return merge_states([from_bytes(b, f"worker {w + 1}") for w, b in enumerate(parts)])
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``--shard K/N`` (1 <= K <= N)."""
+    k, sep, n = text.partition("/")
+    try:
+        kk, nn = int(k), int(n)
+    except ValueError:
+        kk = nn = 0
+    if not sep or not (1 <= kk <= nn):
+        raise UsageError(f"--shard: expected K/N with 1 <= K <= N (such as 2/8), got {text!r}")
+    return kk, nn
+
+
+def shard_state(
+    ds: Dataset,
+    protocol: str,
+    options: Mapping[str, Any],
+    shard: tuple[int, int] | None,
+    jobs: int = 1,
+) -> PartialState:
+    """The state of shard ``(k, n)`` of ``ds`` (every ``n``-th image from the ``k``-th,
+    1-based, in the ground truth's image order; None: every image)."""
+    mask = None
+    if shard is not None:
+        k, n = shard
+        if not (1 <= k <= n):
+            raise UsageError(f"--shard: expected K/N with 1 <= K <= N, got {k}/{n}")
+        mask = shard_mask(len(ds.images), k - 1, n)
+    state = parallel_state(ds, protocol, options, jobs, image_mask=mask)
+    state.header["shard"] = None if shard is None else f"{shard[0]}/{shard[1]}"
+    return state
+
+
+def parallel_result(ds: Dataset, protocol: str, options: Mapping[str, Any], jobs: int) -> Any:
+    """The Result of ``ds`` matched by ``jobs`` workers and reduced here."""
+    from .reduce import result
+
+    return result(parallel_state(ds, protocol, options, jobs), resolve_jobs(jobs))
