@@ -139,7 +139,7 @@ def main() -> int:
         )
         return 1
     PAGE.write_text(text, encoding="utf-8")
-    print(f"wrote {PAGE.relative_to(ROOT)}")
+    sys.stdout.write(f"wrote {PAGE.relative_to(ROOT)}\n")
     return 0
 
 
