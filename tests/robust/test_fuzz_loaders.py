@@ -378,6 +378,8 @@ def test_hostile_names_in_every_output(names: list[str]) -> None:
     # the names as a JSON reader sees them ("\ud800\udfff" in a file is one character)
     seen = [json.loads(json.dumps(n)) for n in names]
     assume(len(set(seen)) == len(seen))
+    # a blank name (empty or white space only) is refused by every loader: not this test's case
+    assume(all(n.strip() for n in seen))
 
     def go(d: Path) -> None:
         args = coco_pair(d, names)
