@@ -200,7 +200,9 @@ def _decode_slices(
         return out
     _DATA[:] = [(data, field)]
     try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(slices))) as pool:
+        from ..workers import init_worker
+
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(slices)), init_worker) as pool:
             return pool.map(_decode, slices, chunksize=1)
     finally:
         _DATA.clear()

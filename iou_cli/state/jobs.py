@@ -79,7 +79,9 @@ def parallel_state(
 
     _JOB.update(ds=ds, protocol=protocol, options=dict(options), n=n, fp=fp, mask=image_mask)
     try:
-        with multiprocessing.get_context("fork").Pool(n) as pool:
+        from ..workers import init_worker
+
+        with multiprocessing.get_context("fork").Pool(n, init_worker) as pool:
             parts = pool.map(_work, range(n), chunksize=1)
     finally:
         _JOB.clear()

@@ -326,7 +326,9 @@ def _areas(c: _AreaWork, order: list[int], jobs: int) -> Any:
     theirs = others[len(mine) :]
     _WORK[:] = [c]
     try:
-        with multiprocessing.get_context("fork").Pool(n - 1) as pool:
+        from ..workers import init_worker
+
+        with multiprocessing.get_context("fork").Pool(n - 1, init_worker) as pool:
             pending = pool.map_async(_area_in_worker, theirs, chunksize=1)
             done = [(ai, _area(c, ai)) for ai in mine]
             done += list(zip(theirs, pending.get(), strict=True))

@@ -258,7 +258,9 @@ def run_jobs(
     ctx = mp.get_context(method)
     workers = min(n_jobs, len(chunks), os.cpu_count() or 1)
     done = 0
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    from ..workers import init_worker
+
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker)
     try:
         for out in pool.map(_score_chunk, chunks):
             if isinstance(out, tuple):
