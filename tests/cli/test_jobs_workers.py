@@ -53,7 +53,8 @@ def test_terminated_worker_prints_nothing() -> None:
         )
         return proc.stderr
 
-    assert "Traceback" in run("inherit")  # the failure this guards against, reproduced
+    # without the initializer ("inherit") the workers print a traceback most of the time on an
+    # idle machine, but not always under load, so only the fixed case is asserted
     assert "Traceback" not in run("init")
 
 
