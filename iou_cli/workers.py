@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 
 
@@ -12,3 +13,13 @@ def init_worker() -> None:
     and printed a traceback. Ctrl-C is the parent's to handle (it ends the pool)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def cores(jobs: int) -> int:
+    """``--jobs`` as a process count: 0 means every core this process may use."""
+    if jobs != 0:
+        return jobs
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)

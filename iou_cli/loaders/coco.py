@@ -18,8 +18,9 @@ from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
 from . import keypoints as kpt
 from .coco_obb import obb_arrays, obb_columns
-from .fastcoco import read_results
-from .jsonio import load_json, parse_json, read_bytes
+from .fastcoco import read_path
+from .ids import factorize
+from .jsonio import load_json, parse_json
 from .lvis import federated_columns
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -120,8 +121,8 @@ def _id_column(values: list[Any] | np.ndarray) -> tuple[np.ndarray, list[Hashabl
     """Factorise ids: returns (codes, uniques) with codes indexing uniques."""
     arr = np.asarray(values)
     if arr.dtype.kind in "iu" and arr.ndim == 1:  # (a list id [1] makes a 2-D array)
-        uniq, codes = np.unique(arr, return_inverse=True)
-        return codes.astype(np.int64), [int(u) for u in uniq]
+        codes, uniq = factorize(arr)
+        return codes, uniq.tolist()
     table: dict[Hashable, int] = {}
     codes_l = [table.setdefault(v, len(table)) for v in values]
     return np.asarray(codes_l, dtype=np.int64), list(table)
@@ -227,11 +228,9 @@ def load_coco(
     angle_unit: str = "rad",
     jobs: int = 1,
 ) -> Side:
-    """Read a COCO dataset or results file. ``role`` is ``"pred"`` or ``"gt"``; ``jobs``
-    processes decode a big results list."""
+    """A COCO dataset or results file (``role`` "pred"/"gt"); ``jobs``: see read_results."""
     if data is None and role == "pred" and iou_type in _FAST and not os.path.isdir(path):
-        raw = read_bytes(path)
-        cols = read_results(raw, jobs, field=iou_type)  # a plain results list, else None
+        raw, cols = read_path(path, jobs, iou_type)  # a plain results list, else None
         if cols is not None:
             side = _results_side(path, _fast_columns(cols, angle_unit), len(cols["score"]))
             if b'"file_name"' in raw:  # Ultralytics predictions.json: file_name on every row

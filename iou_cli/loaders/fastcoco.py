@@ -17,6 +17,7 @@ where.
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cache
 from itertools import chain
@@ -146,20 +147,78 @@ def read_results(
     """
     if field == "keypoints":
         return read_keypoint_results(data)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    chunk = _CHUNK
-    if jobs > 1 and len(data) >= _PARALLEL_MIN:
-        chunk = min(_CHUNK, len(data) // jobs + 1)
-    if len(data) <= chunk:
-        return _columns(data, field)
-    # a big file is decoded a slice of records at a time, so that at most one slice's
-    # record objects live at once; a slice boundary is a "},{" between two records (one
-    # inside a nested value makes a slice invalid JSON: then the whole file is declined)
+    return Pending(data, jobs, field).get()
+
+
+class Pending:
+    """A results list being decoded: by forked workers from construction on (``jobs`` > 1 and
+    a big file), else here, in :meth:`get`.
+
+    A big file is decoded a slice of records at a time, so that at most one slice's record
+    objects live at once (in each process). A slice boundary is a ``},{`` (white space
+    allowed) between two records; the first slice starts at the real ``[`` and every slice
+    must decode as a complete list of records, so a boundary found inside a string or a
+    nested value makes a slice invalid: then the whole file is declined (``None``) and the
+    validating loader reads it, with its located errors.
+    """
+
+    def __init__(self, data: bytes, jobs: int, field: str) -> None:
+        import multiprocessing
+
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        self.data, self.field, self.pool, self.async_result = data, field, None, None
+        chunk = _CHUNK
+        if jobs > 1 and len(data) >= _PARALLEL_MIN:
+            chunk = min(_CHUNK, len(data) // jobs + 1)
+        self.slices = None if len(data) <= chunk else _split(data, chunk)
+        n = min(jobs, len(self.slices or ()))
+        if n < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            return
+        from ..workers import init_worker
+
+        _DATA[:] = [(data, field)]  # the workers are forked here, with it
+        try:
+            self.pool = multiprocessing.get_context("fork").Pool(n, init_worker)
+        finally:
+            _DATA.clear()
+        self.async_result = self.pool.map_async(_decode, self.slices, chunksize=1)
+
+    def get(self) -> dict[str, npt.NDArray[np.generic]] | None:
+        data, field, slices = self.data, self.field, self.slices
+        if slices is None:
+            return _columns(data, field)
+        if not slices:
+            return None
+        if self.pool is not None and self.async_result is not None:
+            try:
+                parts = self.async_result.get()
+            finally:
+                self.cancel()
+        else:
+            parts = []
+            for a, b in slices:  # one slice at a time; stop at the first invalid one
+                parts.append(_columns(b"[" + data[a:b] + b"]", field))
+                if parts[-1] is None:
+                    break
+        if any(p is None for p in parts):
+            return None
+        return {key: np.concatenate([p[key] for p in parts if p is not None]) for key in parts[0]}
+
+    def cancel(self) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
+
+
+def _split(data: bytes, chunk: int) -> list[tuple[int, int]]:
+    """Slices of about ``chunk`` bytes between the list's brackets (see :class:`Pending`);
+    empty when ``data`` is not one top-level list."""
     start = data.find(b"[")
     end = data.rfind(b"]")
     if start < 0 or end < start or data[:start].strip() or data[end + 1 :].strip():
-        return None
+        return []
     slices: list[tuple[int, int]] = []
     pos = start + 1
     while True:
@@ -167,14 +226,8 @@ def read_results(
         stop = m.start() + 1 if m is not None else end
         slices.append((pos, stop))
         if m is None:
-            break
+            return slices
         pos = m.end() - 1  # at the next record's "{"
-    parts = _decode_slices(data, slices, jobs, field)
-    if not parts or any(p is None for p in parts):
-        return None
-    first = parts[0]
-    assert first is not None
-    return {key: np.concatenate([p[key] for p in parts if p is not None]) for key in first}
 
 
 _PARALLEL_MIN = 1 << 23  # below 8 MiB a second process costs more than it saves
@@ -184,28 +237,6 @@ _DATA: list[tuple[bytes, str]] = []  # what forked decoders read (set just befor
 def _decode(bounds: tuple[int, int]) -> dict[str, npt.NDArray[np.generic]] | None:
     (data, field), (a, b) = _DATA[0], bounds
     return _columns(b"[" + data[a:b] + b"]", field)
-
-
-def _decode_slices(
-    data: bytes, slices: list[tuple[int, int]], jobs: int, field: str
-) -> list[dict[str, npt.NDArray[np.generic]] | None]:
-    import multiprocessing
-
-    if jobs <= 1 or len(slices) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        out = []
-        for a, b in slices:  # one slice at a time; stop at the first invalid one
-            out.append(_columns(b"[" + data[a:b] + b"]", field))
-            if out[-1] is None:
-                break
-        return out
-    _DATA[:] = [(data, field)]
-    try:
-        from ..workers import init_worker
-
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(slices)), init_worker) as pool:
-            return pool.map(_decode, slices, chunksize=1)
-    finally:
-        _DATA.clear()
 
 
 _CHUNK = 1 << 26  # bytes of JSON decoded at once (64 MiB: ~700k records)
@@ -235,3 +266,45 @@ def _columns(data: bytes, field: str = "bbox") -> dict[str, npt.NDArray[np.gener
     if not (np.isfinite(geom).all() and np.isfinite(score).all()) or (geom[:, 2:4] < 0).any():
         return None
     return {"image_id": image_id, "category_id": category_id, field: geom, "score": score}
+
+
+_PREFETCHED: dict[tuple[str, str], tuple[bytes, Pending]] = {}
+
+
+def prefetch(path: str, jobs: int, field: str) -> None:
+    """Start decoding the results list at ``path`` in ``jobs`` forked workers, for
+    :func:`read_path` to collect; the caller reads the ground truth meanwhile. Anything
+    unusual (not a big regular file, not a list, unreadable) is left to the normal read,
+    which says what is wrong, in its order."""
+    from ..errors import InputError
+    from .jsonio import read_bytes
+
+    if jobs < 2 or field not in ("bbox", "obb") or not os.path.isfile(path):
+        return
+    if os.path.getsize(path) < _PARALLEL_MIN:
+        return
+    try:
+        raw = read_bytes(path)
+    except InputError:
+        return
+    if raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+        _PREFETCHED[(path, field)] = (raw, Pending(raw, jobs, field))
+
+
+def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] | None]:
+    """The bytes of ``path`` and :func:`read_results`' columns (prefetched, or read now)."""
+    got = _PREFETCHED.pop((path, field), None)
+    if got is not None:
+        return got[0], got[1].get()
+    from .jsonio import read_bytes
+
+    raw = read_bytes(path)
+    return raw, read_results(raw, jobs, field=field)
+
+
+def cancel_prefetch() -> None:
+    """End the workers of a prefetch nobody collected (another format was detected, or
+    the ground truth failed)."""
+    while _PREFETCHED:
+        _, (_, pending) = _PREFETCHED.popitem()
+        pending.cancel()

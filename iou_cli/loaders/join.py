@@ -185,8 +185,18 @@ def load_dataset(
     """Read both sides and join predictions onto the ground truth's images and categories.
     ``gt_side``: the ground truth read before (``gt_path`` is then only its name); it is
     not changed, so one read serves many prediction sets."""
-    gt = gt_side if gt_side is not None else load_gt(gt_path, opts)
-    pred = load_side(pred_path, role="pred", fmt=opts.pred_format, opts=opts)
+    from ..workers import cores
+    from .fastcoco import cancel_prefetch, prefetch
+
+    if gt_side is None and isinstance(pred_path, str) and opts.pred_format in (None, "coco"):
+        # --jobs: forked workers decode a big results list while this process reads the
+        # ground truth (both errors keep their order: the ground truth's first)
+        prefetch(pred_path, cores(opts.jobs), opts.iou_type)
+    try:
+        gt = gt_side if gt_side is not None else load_gt(gt_path, opts)
+        pred = load_side(pred_path, role="pred", fmt=opts.pred_format, opts=opts)
+    finally:
+        cancel_prefetch()
     info: list[str] = [*gt.notes.get("info", []), *pred.notes.get("info", [])]
     pred = join_results(pred, gt, opts, info)
     _check_images(pred, gt)

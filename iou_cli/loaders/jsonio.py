@@ -94,10 +94,23 @@ def parse_json(path: str, data: bytes) -> Any:
     if (
         data.count(b"{") + data.count(b"[") != containers
         or data.count(b'":') + len(_KEY_WS.findall(data)) != keys
-        or _NUM.search(data)
+        or _suspicious_number(data)
     ):
         return _slow(path, text)
     return doc
+
+
+# digits -> "0", e/E -> "e": a match of _NUM needs "0" * 16 or "e000" / "e+000" in the image
+_DIGITS = bytes.maketrans(b"0123456789E", b"0000000000e")
+
+
+def _suspicious_number(data: bytes) -> bool:
+    """``_NUM.search(data)``, its regex run only where the necessary condition holds (the
+    regex alone takes ~2 s on a 45 MiB ground truth, the translation ~0.2 s)."""
+    t = data.translate(_DIGITS)
+    if b"0" * 16 in t or b"e000" in t or b"e+000" in t:
+        return _NUM.search(data) is not None
+    return False
 
 
 def _stats(doc: Any) -> tuple[int, int, int]:

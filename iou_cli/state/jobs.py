@@ -10,7 +10,6 @@ macOS' default), the map runs in this process.
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,12 +26,9 @@ def resolve_jobs(jobs: int) -> int:
     """``--jobs``: 0 means every core this process may use; negative is a usage error."""
     if jobs < 0:
         raise UsageError(f"--jobs: expected 0 (all cores) or a positive number, got {jobs}")
-    if jobs == 0:
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:  # pragma: no cover - not Linux
-            return max(1, os.cpu_count() or 1)
-    return jobs
+    from ..workers import cores
+
+    return cores(jobs)
 
 
 def can_fork() -> bool:
