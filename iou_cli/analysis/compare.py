@@ -482,6 +482,7 @@ def compare(
         )
     from ..api import evaluate_dataset, load_pair, run_options
     from ..protocols import get_protocol
+    from ..state.build import FORMAT_PROTOCOLS
 
     run = run_options(options, keywords)
     run.validate()
@@ -492,8 +493,17 @@ def compare(
     spec = get_protocol(run.protocol)
     # the evaluations the bootstrap re-scores keep what it needs (COCO: every area range's
     # match table)
+    info: list[str] = []
     if bootstrap > 0 and spec.bootstrap_options:
         run = replace(run, params=replace(run.params, **spec.bootstrap_options))
+        if run.load.jobs != 1:  # the files are still read by --jobs workers
+            run = replace(run, load=replace(run.load, jobs=1))
+            info.append(
+                "--jobs: the bootstrap reads the whole match tables: matched in one process"
+            )
+    elif run.load.jobs != 1 and run.protocol not in FORMAT_PROTOCOLS:
+        run = replace(run, load=replace(run.load, jobs=1))
+        info.append(f"--jobs: --protocol {run.protocol} has no mergeable state yet: one process")
 
     def evaluate(ds: Any) -> Any:
         return evaluate_dataset(ds, run)
@@ -503,7 +513,7 @@ def compare(
 
         return scorer_for(spec.bootstrap, ds, result, run)
 
-    return compare_predictions(
+    comparison = compare_predictions(
         paths[0],
         paths[1],
         paths[2],
@@ -514,3 +524,5 @@ def compare(
         evaluate=evaluate,
         scorer=scorer,
     )
+    comparison.info.extend(info)
+    return comparison

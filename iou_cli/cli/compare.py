@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ..outguard import check_outputs
+from .merge import JobsOpt
 from .output import resolve_output, stdout_report, write_report
 from .params import (
     DebugOpt,
@@ -67,6 +68,7 @@ CLI_ONLY = frozenset(
 COMPARE_EXAMPLES = """Examples:
   iou-eval compare a.json b.json gt.json         # A vs B, bootstrap CIs
   iou-eval compare a.json b.json gt.json --fail-if-worse AP=0.01
+  iou-eval compare a.json b.json gt.json --jobs 0  # every core: same numbers
   iou-eval compare report_a.json report_b.json   # two saved -o json reports
 """
 
@@ -125,6 +127,7 @@ def compare_cmd(
     image_map: ImageMapOpt = None,
     voc_origin: VocOriginOpt = 0,
     sigmas: SigmasOpt = None,
+    jobs: JobsOpt = 1,
     report: ReportOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
