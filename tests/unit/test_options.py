@@ -131,11 +131,10 @@ def test_one_ground_truth_read_serves_many_evaluations(
     [
         ("evaluate", set()),
         # compare scores whole prediction sets: no subsets, analyses or match rows; rotated
-        # boxes' options and --jobs are the evaluate verb's only (so far)
+        # boxes' options are the evaluate verb's only (so far)
         (
             "compare",
             {
-                "jobs",
                 "angle_unit",
                 "all_point",
                 "matches",

@@ -1,0 +1,233 @@
+"""``--jobs`` reads in parallel (issue 24 item 4): forked workers decode byte ranges of the
+results list while the parent reads the ground truth. The output is ``--jobs 1``'s bit for bit
+(JSON apart from the run's seconds) on random scenes with ties and files not grouped by image;
+a split point that falls inside a string or a nested value declines the parallel decode (the
+validating reader then reads the file); bad input gives ``--jobs 1``'s one located line.
+
+The size thresholds are lowered (``_PARALLEL_MIN`` 0, slices of a few hundred bytes), so the
+small files here take the path a 400 MiB file takes; each test checks that workers ran.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from iou_cli.loaders import fastcoco
+from tests.helpers import assert_one_error_line, run
+from tests.oracle.cocogen import random_scene
+
+
+@pytest.fixture
+def small_slices(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Parallel decoding of any file, in slices of ~300 bytes; returns a list that gets one
+    entry per decode, True where forked workers decoded."""
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    monkeypatch.setattr(fastcoco, "_CHUNK", 300)
+    used: list[bool] = []
+    init = fastcoco.Pending.__init__
+
+    def spy(self: fastcoco.Pending, data: bytes, jobs: int, field: str) -> None:
+        init(self, data, jobs, field)
+        used.append(self.pool is not None)
+
+    monkeypatch.setattr(fastcoco.Pending, "__init__", spy)
+    return used
+
+
+def _json(out: str) -> dict[str, Any]:
+    doc = json.loads(out)
+    doc["meta"].pop("seconds", None)
+    return doc
+
+
+def _write(tmp: Path, gt: dict[str, Any], dets: list[dict[str, Any]], **dump: Any) -> list[str]:
+    (tmp / "gt.json").write_text(json.dumps(gt))
+    (tmp / "pred.json").write_text(json.dumps(dets, **dump))
+    return [str(tmp / "pred.json"), str(tmp / "gt.json")]
+
+
+def _same_as_one_process(
+    args: list[str], capsys: pytest.CaptureFixture[str], used: list[bool]
+) -> dict[str, Any]:
+    code1, out1, err1 = run([*args, "--jobs", "1"], capsys)
+    assert not any(used)
+    code2, out2, err2 = run([*args, "--jobs", "2"], capsys)
+    assert (code1, code2) == (0, 0), err1 + err2
+    assert any(used), "the parallel decode did not run"
+    one = _json(out1)
+    assert _json(out2) == one
+    return one
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_scenes_with_ties_not_grouped_by_image(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_slices: list[bool], seed: int
+) -> None:
+    gt, dets = random_scene(seed, n_images=12, n_cats=4)
+    rng = random.Random(seed)
+    for d in dets:  # three score levels: ties across images and classes
+        d["score"] = rng.choice([0.25, 0.5, 0.75])
+    rng.shuffle(dets)  # records not grouped by image
+    indent = None if seed % 2 else 1  # compact, and one value per line
+    args = _write(tmp_path, gt, dets, indent=indent)
+    one = _same_as_one_process([*args, "-o", "json", "--per-class", "-q"], capsys, small_slices)
+    assert one["summary"]["AP"] >= 0
+
+
+def test_compare_jobs_equals_one_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_slices: list[bool]
+) -> None:
+    gt, dets = random_scene(11, n_images=12, n_cats=4)
+    args = _write(tmp_path, gt, dets)
+    other = [dict(d, score=round(1 - d["score"], 3)) for d in dets[::-1]]
+    (tmp_path / "b.json").write_text(json.dumps(other))
+    pred_a, gt_path = args
+    base = ["compare", pred_a, str(tmp_path / "b.json"), gt_path, "-o", "json", "--per-class"]
+    for boot in ("0", "20"):
+        small_slices.clear()
+        code1, out1, err1 = run([*base, "--bootstrap", boot, "--jobs", "1"], capsys)
+        code2, out2, err2 = run([*base, "--bootstrap", boot, "--jobs", "2"], capsys)
+        assert (code1, code2) == (0, 0), err1 + err2
+        assert any(small_slices), "the parallel decode did not run"
+        assert json.loads(out2) == json.loads(out1)
+        assert ("matched in one process" in err2) == (boot != "0")
+
+
+def _record(i: int, image_id: int, extra: str = "") -> str:
+    return (
+        f'{{"image_id": {image_id}, "category_id": 1, "bbox": [{i % 7}, 2, 30, 40], '
+        f'"score": {(i % 5) / 5 + 0.1:.1f}{extra}}}'
+    )
+
+
+# files whose text holds what a split point looks for, inside strings and nested values
+MISSPLITS = {
+    "strings with record separators": ', "note": "x},{\\"image_id\\": 1}, {\\"image_id\\""',
+    "nested segmentation objects": ', "segmentation": {"size": [480, 640], "counts": "a},{b"}',
+    "RLE counts strings": ', "segmentation": {"size": [480, 640], "counts": "PQ3}, {0O1N"}',
+    "nested lists of objects": ', "parts": [{"a": 1},{"b": 2}, {"c": [{"d": 3}]}]',
+}
+
+
+@pytest.mark.parametrize("case", list(MISSPLITS))
+def test_split_points_inside_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_slices: list[bool], case: str
+) -> None:
+    gt, _ = random_scene(3, n_images=6, n_cats=2)
+    ids = [im["id"] for im in gt["images"]]
+    recs = [_record(i, ids[i % len(ids)], MISSPLITS[case]) for i in range(60)]
+    text = "[" + ",".join(recs) + "]"
+    (tmp_path / "pred.json").write_text(text)
+    # a split point fell inside a value: the workers' decode declines the file
+    assert fastcoco.Pending(text.encode(), 2, "bbox").get() is None
+    small_slices.clear()
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    args = [str(tmp_path / "pred.json"), str(tmp_path / "gt.json"), "-o", "json", "-q"]
+    _same_as_one_process(args, capsys, small_slices)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "[{}]",
+        "[\n  {}\n]\n",
+        "\ufeff[ {} ]",
+        "[\r\n{}\r\n]",
+        " [{}\n\n] ",
+    ],
+)
+def test_white_space_layouts_and_few_records(tmp_path: Path, layout: str) -> None:
+    """The columns of any layout, decoded in slices by workers, are the serial decode's."""
+    recs = [_record(i, 1 + i % 3) for i in range(40)]
+    for sep in (",", ",\n", " , ", "\n,\n  "):
+        for body in (sep.join(recs), recs[0]):  # many records, and one
+            data = layout.format(body).encode()
+            serial = fastcoco.read_results(data, 1)
+            assert serial is not None and len(serial["score"]) == body.count('"score"')
+            for chunk in (40, 300):
+                old = fastcoco._PARALLEL_MIN, fastcoco._CHUNK
+                fastcoco._PARALLEL_MIN, fastcoco._CHUNK = 0, chunk
+                try:
+                    pending = fastcoco.Pending(data, 2, "bbox")
+                    ran = pending.pool is not None
+                    cols = pending.get()
+                finally:
+                    fastcoco._PARALLEL_MIN, fastcoco._CHUNK = old
+                assert ran == (body != recs[0])  # one record: no slices, no workers
+                assert cols is not None
+                for key in serial:
+                    assert np.array_equal(cols[key], serial[key]), key
+
+
+def test_empty_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_slices: list[bool]
+) -> None:
+    gt, _ = random_scene(5, n_images=4, n_cats=2)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "pred.json").write_text("[ ]")
+    args = [str(tmp_path / "pred.json"), str(tmp_path / "gt.json"), "-o", "json", "-q"]
+    one = run([*args, "--jobs", "1"], capsys)
+    two = run([*args, "--jobs", "2"], capsys)
+    assert one[0] == two[0] == 0
+    assert _json(two[1]) == _json(one[1])
+
+
+BAD = {
+    "missing score": ("[{recs}, {bad}]", '{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4]}'),
+    "string score": (
+        "[{recs}, {bad}]",
+        '{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "score": "high"}',
+    ),
+    "NaN": (
+        "[{recs}, {bad}]",
+        '{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "score": NaN}',
+    ),
+    "truncated": ("[{recs}, {bad}", '{"image_id": 1, "category_id": 1, "bbox": [1, 2'),
+    "three numbers": (
+        "[{recs}, {bad}]",
+        '{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3], "score": 0.5}',
+    ),
+    "trailing comma": ("[{recs}, {bad},]", _record(0, 1)),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_same_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_slices: list[bool], case: str
+) -> None:
+    gt, _ = random_scene(7, n_images=3, n_cats=2)
+    gt["images"][0]["id"] = 1
+    gt["annotations"] = [dict(a, image_id=1) for a in gt["annotations"]]
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    shape, bad = BAD[case]
+    recs = ",\n".join(_record(i, 1) for i in range(30))
+    (tmp_path / "pred.json").write_text(shape.format(recs=recs, bad=bad))
+    args = [str(tmp_path / "pred.json"), str(tmp_path / "gt.json"), "-q"]
+    one = assert_one_error_line(*run([*args, "--jobs", "1"], capsys))
+    two = assert_one_error_line(*run([*args, "--jobs", "2"], capsys))
+    assert two == one
+    assert str(tmp_path / "pred.json") in one
+    # a list without its closing bracket is declined before any slicing
+    assert any(small_slices) == (case != "truncated")
+
+
+def test_ground_truth_error_first_and_workers_ended(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_slices: list[bool]
+) -> None:
+    """A bad ground truth is reported as with --jobs 1 while the prediction workers run
+    (they are ended, not collected)."""
+    recs = ",".join(_record(i, 1) for i in range(50))
+    (tmp_path / "pred.json").write_text(f"[{recs}]")
+    (tmp_path / "gt.json").write_text('{"images": [], "annotations": [}')
+    args = [str(tmp_path / "pred.json"), str(tmp_path / "gt.json"), "-q"]
+    one = assert_one_error_line(*run([*args, "--jobs", "1"], capsys))
+    two = assert_one_error_line(*run([*args, "--jobs", "2"], capsys))
+    assert two == one and "gt.json" in one
+    assert small_slices == [True]  # the prefetch started, then was cancelled
+    assert not fastcoco._PREFETCHED
