@@ -46,3 +46,15 @@ TOKENS = ["1", "0", "12345678", "1234567890123456", "12345678901234567", ".", "e
 def test_prefilter_says_what_the_regex_says(parts: list[str]) -> None:
     data = "".join(parts).encode()
     assert _suspicious_number(data) == (_NUM.search(data) is not None)
+
+
+def test_table_order_equals_lexsort() -> None:
+    from iou_cli.state.reduce import table_order
+
+    rng = np.random.default_rng(3)
+    for n, hi in ((0, 1), (1, 1), (50, 3), (5000, 40)):
+        image, cat, rank = (rng.integers(0, hi, n).astype(np.int64) for _ in range(3))
+        want = np.lexsort((rank, cat, image))
+        assert np.array_equal(table_order(image, cat, rank), want)  # ties included
+        big = image + 2**40  # keys beyond 63 bits: the lexsort itself
+        assert np.array_equal(table_order(big, cat * 2**30, rank), np.lexsort((rank, cat, big)))
