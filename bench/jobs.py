@@ -127,26 +127,12 @@ def main() -> None:
     )
 
     # partial bytes per prediction, and merge of N shards (written by the library: one load)
-    from iou_cli.api import load_options, load_pair
+    from iou_cli.api import load_pair, run_options
     from iou_cli.state.build import build_state, fingerprint
     from iou_cli.state.codec import to_bytes
     from iou_cli.state.jobs import shard_mask
 
-    opts = load_options(
-        protocol="coco",
-        iou_type="bbox",
-        pred_format=None,
-        gt_format=None,
-        names=None,
-        gt_names=None,
-        pred_names=None,
-        images=None,
-        image_size=None,
-        unknown="error",
-        split=None,
-        image_map=None,
-        voc_origin=0,
-    )
+    opts = run_options(None, {}).for_inputs().loader_options()
     ds = load_pair(preds, gt, opts)
     options: dict[str, Any] = {"iou_type": "bbox", "iou_thr": 0.5, "score_thr": None}
     fp = fingerprint(ds)

@@ -320,7 +320,8 @@ def run(
 
     # accumulation order (pycocotools: images in id order, each image's detections in score
     # order, then a stable sort by score per category)
-    score_order = by_score(d_score)
+    # (the map of --jobs and partial files accumulates nowhere: no score order there)
+    score_order = by_score(d_score) if params.accumulate else np.zeros(0, dtype=np.int64)
     acc = acc_order(d_cat, cdet, K, score_order) if params.accumulate else None
 
     # preference inside each detection: non-ignored first, then IoU, later GT on ties. The
