@@ -167,13 +167,16 @@ class Pending:
 
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
-        self.data, self.field, self.pool, self.async_result = data, field, None, None
+        self.data, self.field = data, field
+        self.pool: Any = None
+        self.async_result: Any = None
         chunk = _CHUNK
         if jobs > 1 and len(data) >= _PARALLEL_MIN:
             chunk = min(_CHUNK, len(data) // jobs + 1)
-        self.slices = None if len(data) <= chunk else _split(data, chunk)
-        n = min(jobs, len(self.slices or ()))
-        if n < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        slices = None if len(data) <= chunk else _split(data, chunk)
+        self.slices = slices
+        n = min(jobs, len(slices or ()))
+        if slices is None or n < 2 or "fork" not in multiprocessing.get_all_start_methods():
             return
         from ..workers import init_worker
 
@@ -182,7 +185,7 @@ class Pending:
             self.pool = multiprocessing.get_context("fork").Pool(n, init_worker)
         finally:
             _DATA.clear()
-        self.async_result = self.pool.map_async(_decode, self.slices, chunksize=1)
+        self.async_result = self.pool.map_async(_decode, slices, chunksize=1)
 
     def get(self) -> dict[str, npt.NDArray[np.generic]] | None:
         data, field, slices = self.data, self.field, self.slices
@@ -202,9 +205,10 @@ class Pending:
                 parts.append(_columns(buf.wrap(data, a, b), field))
                 if parts[-1] is None:
                     break
-        if any(p is None for p in parts):
+        done = [p for p in parts if p is not None]
+        if len(done) != len(parts):
             return None
-        return {key: np.concatenate([p[key] for p in parts if p is not None]) for key in parts[0]}
+        return {key: np.concatenate([p[key] for p in done]) for key in done[0]}
 
     def cancel(self) -> None:
         if self.pool is not None:

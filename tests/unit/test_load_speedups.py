@@ -20,7 +20,7 @@ def test_factorize_equals_unique(dtype: type, spread: int) -> None:
     for n in (1, 2, 17, 500):
         info = np.iinfo(dtype)
         hi = min(spread, int(info.max))
-        arr = rng.integers(0, hi, n, endpoint=True).astype(dtype)
+        arr: np.ndarray = rng.integers(0, hi, n, endpoint=True).astype(dtype)
         if info.min < 0:
             arr = (arr - np.asarray(hi // 2).astype(dtype)).astype(dtype)
         codes, uniq = factorize(arr)
