@@ -1,8 +1,8 @@
 """All cores of one machine: the map over worker processes, one reduce.
 
 The joined dataset is shared with the workers by ``fork`` (copy-on-write: no worker copies
-the predictions); worker ``w`` of ``n`` matches the images whose ordinal is ``w`` modulo
-``n`` and sends back its state's bytes; the parent merges them and reduces once, so the
+the predictions); worker ``w`` of ``n`` (``w`` 0 being this process) matches the images
+whose ordinal is ``w`` modulo ``n`` and sends back its state's bytes; the parent merges them and reduces once, so the
 result is the one-process result bit for bit. Where ``fork`` is not available (Windows,
 macOS' default), the map runs in this process.
 """
@@ -77,8 +77,11 @@ def parallel_state(
     try:
         from ..workers import init_worker
 
-        with multiprocessing.get_context("fork").Pool(n, init_worker) as pool:
-            parts = pool.map(_work, range(n), chunksize=1)
+        # n - 1 workers and this process (it would only wait): one fork and one process less
+        with multiprocessing.get_context("fork").Pool(n - 1, init_worker) as pool:
+            pending = pool.map_async(_work, range(1, n), chunksize=1)
+            parts = [_work(0)]  # through its bytes too: every part reads the same way
+            parts += pending.get()
     finally:
         _JOB.clear()
     return merge_states([from_bytes(b, f"worker {w + 1}") for w, b in enumerate(parts)])

@@ -62,6 +62,8 @@ def _same_as_one_process(
     assert any(used), "the parallel decode did not run"
     one = _json(out1)
     assert _json(out2) == one
+    code3, out3, err3 = run([*args, "--jobs", "3"], capsys)  # two workers and this process
+    assert code3 == 0 and _json(out3) == one, err3
     return one
 
 
