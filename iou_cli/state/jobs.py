@@ -1,9 +1,11 @@
 """All cores of one machine: the map over worker processes, one reduce.
 
 The joined dataset is shared with the workers by ``fork`` (copy-on-write: no worker copies
-the predictions); worker ``w`` of ``n`` (``w`` 0 being this process) matches the images
-whose ordinal is ``w`` modulo ``n`` and sends back its state's bytes; the parent merges them and reduces once, so the
-result is the one-process result bit for bit. Where ``fork`` is not available (Windows,
+the predictions); the images are split into parts (part ``s`` of ``P``: the images whose
+ordinal is ``s`` modulo ``P``; ``P`` at least ``n``, more for big sets, see
+:func:`n_parts`), which this process and ``n - 1`` workers match and encode as state bytes;
+this process merges them and reduces once, so the result is the one-process result bit for
+bit. Where ``fork`` is not available (Windows,
 macOS' default), the map runs in this process.
 """
 
@@ -42,17 +44,28 @@ def shard_mask(n_images: int, k: int, n: int) -> np.ndarray:
     return mask
 
 
-def _work(w: int) -> bytes:
+def _work(s: int) -> bytes:
+    """The state bytes of part ``s`` (of ``_JOB["parts"]``): every ``parts``-th image."""
     from .build import build_state
     from .codec import to_bytes
 
     job = _JOB
     ds: Dataset = job["ds"]
-    mask = shard_mask(len(ds.images), w, job["n"])
+    mask = shard_mask(len(ds.images), s, job["parts"])
     if job["mask"] is not None:
         mask &= job["mask"]
     state = build_state(ds, job["protocol"], job["options"], image_mask=mask, fp=job["fp"])
     return to_bytes(state)
+
+
+PART_PREDICTIONS = 300_000  # predictions matched at once by one process (its peak memory)
+
+
+def n_parts(n_images: int, n_predictions: int, n: int) -> int:
+    """Parts of the images for ``n`` processes: at least ``n``, more for big sets so that
+    each process matches about ``PART_PREDICTIONS`` at a time (at most 8 each)."""
+    want = max(n, -(-n_predictions // PART_PREDICTIONS))
+    return max(1, min(want, 8 * n, n_images))
 
 
 def parallel_state(
@@ -73,18 +86,25 @@ def parallel_state(
         return build_state(ds, protocol, options, image_mask=image_mask, fp=fp)
     from .codec import from_bytes
 
-    _JOB.update(ds=ds, protocol=protocol, options=dict(options), n=n, fp=fp, mask=image_mask)
+    parts = n_parts(len(ds.images), len(ds.pred), n)
+    _JOB.update(
+        ds=ds, protocol=protocol, options=dict(options), parts=parts, fp=fp, mask=image_mask
+    )
     try:
         from ..workers import init_worker
 
-        # n - 1 workers and this process (it would only wait): one fork and one process less
+        # n - 1 workers and this process (it would only wait): one fork and one process less;
+        # a big set in more parts than processes: each matches a part at a time (memory)
+        mine = list(range(0, parts, n))
+        theirs = [s for s in range(parts) if s % n]
         with multiprocessing.get_context("fork").Pool(n - 1, init_worker) as pool:
-            pending = pool.map_async(_work, range(1, n), chunksize=1)
-            parts = [_work(0)]  # through its bytes too: every part reads the same way
-            parts += pending.get()
+            pending = pool.map_async(_work, theirs, chunksize=1)
+            done = [_work(s) for s in mine]  # through its bytes too: every part alike
+            done += pending.get()
     finally:
         _JOB.clear()
-    return merge_states([from_bytes(b, f"worker {w + 1}") for w, b in enumerate(parts)])
+    order = [*mine, *theirs]
+    return merge_states([from_bytes(b, f"part {s + 1}") for s, b in zip(order, done, strict=True)])
 
 
 def parse_shard(text: str) -> tuple[int, int]:

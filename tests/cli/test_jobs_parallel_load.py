@@ -82,6 +82,31 @@ def test_random_scenes_with_ties_not_grouped_by_image(
     assert one["summary"]["AP"] >= 0
 
 
+def test_many_parts_per_process(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    small_slices: list[bool],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A big set is matched in more parts than processes (a part at a time: memory)."""
+    from iou_cli.state import jobs
+
+    monkeypatch.setattr(jobs, "PART_PREDICTIONS", 7)
+    seen: list[int] = []
+    n_parts = jobs.n_parts
+
+    def spy(*args: int) -> int:
+        seen.append(n_parts(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(jobs, "n_parts", spy)
+    gt, dets = random_scene(21, n_images=14, n_cats=4)
+    random.Random(2).shuffle(dets)
+    args = _write(tmp_path, gt, dets)
+    _same_as_one_process([*args, "-o", "json", "--per-class", "-q"], capsys, small_slices)
+    assert seen and min(seen) > 3  # --jobs 2 and 3 in many parts each
+
+
 def test_compare_jobs_equals_one_process(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], small_slices: list[bool]
 ) -> None:
