@@ -116,3 +116,18 @@ def test_cli_ultralytics_obb(tmp_path: Path) -> None:
     assert code == 0, err
     # polygon IoU: class 0 matched at every threshold, class 1 (IoU 0.707) at 0.5 ... 0.7
     assert json.loads(out)["summary"]["AP"] == pytest.approx(0.75, abs=1e-12)
+
+
+def test_cli_explain_obb(tmp_path: Path) -> None:
+    gt, pred = _yolo_obb(tmp_path)
+    args = ["explain", str(pred), str(gt), "--iou-type", "obb", "--image-size", "1000,1000"]
+    code, out, err = run_cli([*args, "-o", "json"])
+    assert code == 0, err
+    assert "rotated boxes" in err
+    steps = {s["step"]: s for s in json.loads(out)["steps"]}
+    # the turned square: polygon IoU 0.707 (matched at 0.5 ... 0.7), probiou ~1 (all ten):
+    # its class's AP goes from 0.5 to 1, the mean over two classes by 0.25
+    assert steps["IoU"]["before"] == "polygon IoU"
+    assert steps["IoU"]["effect"]["AP"] == pytest.approx(0.25, abs=1e-12)
+    line = assert_one_error_line(*run_cli([*args, "--iou-type", "segm"]))
+    assert "--iou-type bbox or obb" in line
