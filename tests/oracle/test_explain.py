@@ -102,9 +102,10 @@ def test_rotated_boxes_to_ultralytics(seed: int) -> None:
     names = [s.name for s in ex.steps]
     assert names.index("IoU") == names.index("matching rule") + 1
     for key in ("AP", "AP50", "AP75"):
-        assert ex.start[key] == c.summary[key]
-        walked = ex.start[key] + sum(s.effect[key] or 0.0 for s in ex.steps)
-        assert abs(walked - ex.end[key]) < 1e-12
+        start, end = ex.start[key], ex.end[key]
+        assert start is not None and end is not None and start == c.summary[key]
+        walked = start + sum(s.effect[key] or 0.0 for s in ex.steps)
+        assert abs(walked - end) < 1e-12
     assert ex.end["AP"] == u.summary["metrics/mAP50-95(B)"]
     assert ex.end["AP50"] == u.summary["metrics/mAP50(B)"]
     step = ex.steps[names.index("IoU")]
