@@ -11,6 +11,8 @@ import typer
 from ..outguard import check_outputs
 from .output import resolve_output, stdout_report, write_report
 from .params import (
+    AllPointOpt,
+    AngleUnitOpt,
     DebugOpt,
     GtFormatOpt,
     GtNamesOpt,
@@ -112,6 +114,8 @@ def compare_cmd(
     iou_thrs: IouThrsOpt = None,
     honor_ignore: HonorIgnoreOpt = False,
     plus_one: PlusOneOpt = False,
+    all_point: AllPointOpt = False,
+    angle_unit: AngleUnitOpt = "rad",
     pred_format: PredFormatOpt = None,
     gt_format: GtFormatOpt = None,
     names: NamesOpt = None,
