@@ -296,21 +296,40 @@ def load_dota_gt(path: str) -> Side:
 
 
 def _task1_table(text: str) -> tuple[np.ndarray, list[str], np.ndarray] | None:
-    """A plain Task1 file (every line ``image`` + 9 finite numbers, no blank line) parsed in
-    bulk: (image codes, their names in order of appearance, values). None for anything else:
-    the line reader then says what is wrong where."""
-    tok = token_rows(text, 10)
-    if tok is None:
+    """A plain Task1 file (every line ``image`` + 9 finite numbers, no blank line) parsed by
+    pandas' C reader, several times faster than splitting lines here: (image codes, their
+    names, values). None for anything else: the line reader then says what is wrong where."""
+    body = text[:-1] if text.endswith("\n") else text
+    if not body:
         return None
-    names = tok[0::10]
-    del tok[0::10]
-    n = len(names)
-    values = bulk_floats(tok, 9 * n)
-    if values is None:
+    import io
+
+    import pandas as pd
+
+    # numbers as float() reads them: pandas 3's default; "round_trip" before it (deprecated now)
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+    try:
+        df = pd.read_csv(
+            io.StringIO(body),
+            sep=r"\s+",
+            header=None,
+            dtype={0: str},
+            na_filter=False,
+            engine="c",
+            **exact,
+        )
+    except (ValueError, pd.errors.ParserError):
         return None
-    index = {k: i for i, k in enumerate(dict.fromkeys(names))}
-    codes = np.fromiter(map(index.__getitem__, names), np.int64, n)
-    return codes, list(index), values.reshape(n, 9)
+    # a skipped blank line would shift every later line number: the line reader takes those
+    if df.shape != (body.count("\n") + 1, 10):
+        return None
+    if not all(df[k].dtype == np.float64 for k in range(1, 10)):
+        return None
+    values = df.iloc[:, 1:].to_numpy(dtype=np.float64)
+    if not np.isfinite(values).all():
+        return None
+    codes, uniques = pd.factorize(df[0].astype(str))
+    return codes.astype(np.int64), [str(u) for u in uniques], values
 
 
 def _task1_lines(text: str, file: str) -> tuple[list[str], np.ndarray, np.ndarray]:
