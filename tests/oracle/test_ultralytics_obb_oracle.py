@@ -7,12 +7,18 @@ h swapped, which probiou cannot tell apart) are evaluated by iou-eval and by Ult
 ``batch_probiou`` + ``match_predictions`` + ``OBBMetrics`` in a child process
 (tests/oracle/ultralytics_harness.py), on the same float32 ``cx, cy, w, h, angle`` rows.
 Every prediction's match bits must agree, and every summary key, class AP, P and R to
-1e-12. The probiou values themselves agree to float32 rounding (torch's float32 ``cos``,
-``log`` and ``exp`` may differ from the correctly rounded ones by an ulp): 1e-6.
+1e-12. probiou computed in float64 by both agrees to 1e-9 (the formula and its order of
+operations). In float32, torch's ``cos``, ``sin``, ``log`` and ``exp`` are not correctly
+rounded (SLEEF or libm, element by element) and ours are; below 0.99 the values agree to
+1e-6, but for near-identical boxes (the distance at its 1e-7 floor) the square root in
+``1 - sqrt(1 - exp(-d) + 1e-7)`` magnifies a last-bit difference about a thousand times, so
+there the test allows 1e-3: such pairs sit far above the highest threshold (0.95), where it
+changes no match, which the match bits and metrics (exact) confirm.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -28,7 +34,9 @@ from .ultralytics_oracle import missing, run_ultralytics
 pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
 
 TOL = 1e-12
-IOU_TOL = 1e-6
+TOL64 = 1e-9  # probiou in float64, ours against torch's: the formula, to libm's last bits
+IOU_TOL = 1e-6  # float32 probiou below 0.99
+NEAR_ONE_TOL = 1e-3  # float32 probiou of near-identical boxes (see the module docstring)
 
 
 def _ours(seed: int) -> UltralyticsEvaluation:
@@ -65,7 +73,12 @@ def _check(ev: UltralyticsEvaluation, ref: dict[str, Any], scene: dict[str, Any]
         if iou:
             g = np.asarray(im["gt"])[:, 1:]
             p = np.asarray(im["pred"])[:, 2:]
-            np.testing.assert_allclose(probiou(g, p), np.asarray(iou), rtol=0, atol=IOU_TOL)
+            ref32, ref64 = np.asarray(iou[0]), np.asarray(iou[1])
+            ours32 = probiou(g, p)
+            np.testing.assert_allclose(probiou(g, p, np.float64), ref64, rtol=0, atol=TOL64)
+            sharp = ref32 < 0.99  # near 1 the square root magnifies an ulp of cos/log/exp
+            np.testing.assert_allclose(ours32[sharp], ref32[sharp], rtol=0, atol=IOU_TOL)
+            np.testing.assert_allclose(ours32, ref32, rtol=0, atol=NEAR_ONE_TOL)
     c = ev.curves
     assert c.classes.tolist() == ref["classes"]
     worst = max(
@@ -80,8 +93,8 @@ def _check(ev: UltralyticsEvaluation, ref: dict[str, Any], scene: dict[str, Any]
     return worst
 
 
-def test_ultralytics_obb_random_scenes() -> None:
-    evs = [_ours(s) for s in range(8)]
+def _run(seeds: range) -> float:
+    evs = [_ours(s) for s in seeds]
     scenes = [_scene(ev) for ev in evs]
     refs = run_ultralytics(scenes)
     worst = 0.0
@@ -90,3 +103,13 @@ def test_ultralytics_obb_random_scenes() -> None:
         worst = max(worst, _check(ev, ref, sc))
     assert worst <= TOL, worst
     assert any(ev.curves.ap.max() > 0 for ev in evs)
+    return worst
+
+
+def test_ultralytics_obb_random_scenes() -> None:
+    _run(range(8))
+
+
+@pytest.mark.slow
+def test_ultralytics_obb_random_scenes_many() -> None:
+    _run(range(8, int(os.environ.get("IOU_EVAL_UL_SEEDS", "60"))))

@@ -15,7 +15,7 @@ as ``OBBValidator._process_batch`` runs it: ``batch_probiou(labels, predictions)
 same matching, with ``OBBMetrics``.
 Output per scene: ``{"results": results_dict, "classes": ap_class_index, "ap": all_ap,
 "p": p, "r": r, "correct": [per image [[bool x 10], ...]], "iouv": [...]}``, and for rotated
-scenes ``"iou"``: per image the (G, D) probiou matrix.
+scenes ``"iou"``: per image the (G, D) probiou matrices, float32 and float64.
 """
 
 from __future__ import annotations
@@ -79,7 +79,12 @@ def run_scene(scene: dict) -> dict:
             iou_out.append([])
         else:
             iou = batch_probiou(gboxes, pboxes) if obb else box_iou(gboxes, pboxes)
-            iou_out.append(iou.numpy().astype(float).tolist())
+            if obb:  # the float32 values the validator uses, and the formula in float64
+                iou64 = batch_probiou(
+                    torch.tensor(gt[:, 1:], dtype=torch.float64),
+                    torch.tensor(pr[:, 2:], dtype=torch.float64),
+                )
+                iou_out.append([iou.numpy().astype(float).tolist(), iou64.numpy().tolist()])
             tp = BaseValidator.match_predictions(stand_in, pcls, cls, iou).cpu().numpy()
         correct_out.append(tp.tolist())
         no_pred = pcls.shape[0] == 0
