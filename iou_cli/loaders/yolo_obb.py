@@ -6,7 +6,8 @@ corners normalised to the image.
 
 Folder layouts and class names as for YOLO boxes (:mod:`.yolo`: ``labels/``, data.yaml,
 classes.txt ...). Corners stay normalised unless every image's size is known (then they are
-scaled to pixels); IoU does not depend on it (an affine map keeps area ratios).
+scaled to pixels); polygon IoU does not depend on it (an affine map keeps area ratios), but
+probiou (``--protocol ultralytics``) does, and needs the pixels.
 """
 
 from __future__ import annotations
