@@ -44,8 +44,13 @@ def _operating_point(result: Any) -> tuple[int, float | None] | None:
     return t, (None if thr is None else float(thr))
 
 
-def _outcomes(result: Any) -> dict[int, list[tuple[str, str, npt.NDArray[np.float64]]]] | None:
-    """Per image index: ``(outcome, class label, (4, 2) points)`` of each shape."""
+Shapes = list[tuple[str, str, npt.NDArray[np.float64]]]
+
+
+def _outcomes(result: Any, n: int) -> dict[int, Shapes] | None:
+    """For the ``n`` images with the most false positives plus missed ground truths (ties:
+    image order), ``(outcome, class label, (4, 2) points)`` of each shape; None without a
+    match table. Counting is vectorised; only the drawn images' shapes are built."""
     op = _operating_point(result)
     if op is None:
         return None
@@ -58,26 +63,28 @@ def _outcomes(result: Any) -> dict[int, list[tuple[str, str, npt.NDArray[np.floa
     taken = g[keep]
     matched = np.zeros(len(ds.gt), dtype=bool)
     matched[taken[taken >= 0]] = True
+    counted = np.asarray(table.gt_counts, dtype=bool)
+    n_img = len(ds.images)
+    fp = np.bincount(ds.pred.image[det[taken < 0]], minlength=n_img)
+    fn = np.bincount(ds.gt.image[counted & ~matched], minlength=n_img)
+    errors = fp + fn
+    worst = [int(i) for i in np.argsort(-errors, kind="stable")[:n] if errors[i] > 0]
     label = ds.categories.label
-    shapes: dict[int, list[tuple[str, str, npt.NDArray[np.float64]]]] = {}
-    g_rows = np.arange(len(ds.gt), dtype=np.int64)
-    g_pts = _corners(ds.gt, g_rows)
-    counted = table.gt_counts
-    for r in g_rows.tolist():
+    shapes: dict[int, Shapes] = {i: [] for i in worst}
+    g_rows = np.flatnonzero(np.isin(ds.gt.image, worst))
+    for r, q in zip(g_rows.tolist(), _corners(ds.gt, g_rows), strict=True):
         kind = "GT" if matched[r] else ("FN" if counted[r] else "NC")
-        shapes.setdefault(int(ds.gt.image[r]), []).append(
-            (kind, str(label(int(ds.gt.category[r]))), g_pts[r])
-        )
-    p_pts = _corners(ds.pred, det)
-    for i, r in enumerate(det.tolist()):
-        kind = "TP" if taken[i] >= 0 else "FP"
-        shapes.setdefault(int(ds.pred.image[r]), []).append(
-            (kind, str(label(int(ds.pred.category[r]))), p_pts[i])
-        )
+        shapes[int(ds.gt.image[r])].append((kind, str(label(int(ds.gt.category[r]))), q))
+    on = np.isin(ds.pred.image[det], worst)
+    for r, hit, q in zip(
+        det[on].tolist(), (taken[on] >= 0).tolist(), _corners(ds.pred, det[on]), strict=True
+    ):
+        kind = "TP" if hit else "FP"
+        shapes[int(ds.pred.image[r])].append((kind, str(label(int(ds.pred.category[r]))), q))
     return shapes
 
 
-def _svg(shapes: list[tuple[str, str, npt.NDArray[np.float64]]], size: tuple[float, float]) -> str:
+def _svg(shapes: Shapes, size: tuple[float, float]) -> str:
     pts = np.concatenate([s[2] for s in shapes]) if shapes else np.zeros((0, 2))
     finite = pts[np.isfinite(pts).all(axis=1)]
     w, h = size
@@ -118,20 +125,12 @@ def _svg(shapes: list[tuple[str, str, npt.NDArray[np.float64]]], size: tuple[flo
 def worst_image_drawings(result: Any, n: int = MAX_IMAGES) -> str:
     """The section ("" when the result has no match table or no image has an error): the
     ``n`` images with the most false positives plus missed ground truths, drawn."""
-    shapes = _outcomes(result)
+    shapes = _outcomes(result, n)
     if not shapes:
         return ""
     ds = result.evaluation.dataset
-
-    def errors(i: int) -> int:
-        return sum(1 for k, _, _ in shapes[i] if k in ("FP", "FN"))
-
-    worst = [i for i in sorted(shapes, key=lambda i: (-errors(i), i)) if errors(i)][:n]
-    if not worst:
-        return ""
     cells = []
-    for i in worst:
-        items = shapes[i]
+    for i, items in shapes.items():
         counts = {k: sum(1 for s in items if s[0] == k) for k in STYLE}
         more = len(items) - MAX_SHAPES
         caption = (
