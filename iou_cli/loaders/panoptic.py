@@ -297,14 +297,21 @@ def load_panoptic(
 
 
 def read_id_map(path: str) -> npt.NDArray[np.uint32]:
-    """An RGB panoptic PNG as an (H, W) array of segment ids ``R + 256 G + 256^2 B``."""
+    """An RGB panoptic PNG as an (H, W) array of segment ids ``R + 256 G + 256^2 B``.
+
+    Plain 8-bit RGB files take :mod:`.png`'s fast path (the same pixels); anything else,
+    and every error, is Pillow's."""
     import warnings
 
     from PIL import Image, UnidentifiedImageError
 
     from .files import read_input
+    from .png import fast_rgb_ids
 
     data = read_input(path, member=True, expected="an RGB panoptic PNG")
+    fast = fast_rgb_ids(data, Image.MAX_IMAGE_PIXELS)
+    if fast is not None:
+        return fast
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
