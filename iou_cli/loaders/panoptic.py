@@ -331,7 +331,9 @@ def read_id_map(path: str) -> npt.NDArray[np.uint32]:
         raise InputError(
             path, None, f"refused: more than {2 * (Image.MAX_IMAGE_PIXELS or 0):,} pixels"
         ) from None
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except UnidentifiedImageError:  # Pillow's message names its buffer object
+        raise InputError(path, None, "not a readable PNG: not an image file") from None
+    except (OSError, SyntaxError, ValueError) as exc:
         raise InputError(path, None, f"not a readable PNG: {exc}") from None
     return rgb_to_ids(rgb)
 
