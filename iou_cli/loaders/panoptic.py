@@ -296,11 +296,12 @@ def load_panoptic(
     return out
 
 
-def read_id_map(path: str) -> npt.NDArray[np.uint32]:
+def read_id_map(path: str, *, masked: bool = True) -> npt.NDArray[np.uint32]:
     """An RGB panoptic PNG as an (H, W) array of segment ids ``R + 256 G + 256^2 B``.
 
     Plain 8-bit RGB files take :mod:`.png`'s fast path (the same pixels); anything else,
-    and every error, is Pillow's."""
+    and every error, is Pillow's. ``masked=False``: the ids are the low 24 bits and the
+    high byte is one constant over the whole map (a pass saved; mask what you look up)."""
     import warnings
 
     from PIL import Image, UnidentifiedImageError
@@ -309,7 +310,7 @@ def read_id_map(path: str) -> npt.NDArray[np.uint32]:
     from .png import fast_rgb_ids
 
     data = read_input(path, member=True, expected="an RGB panoptic PNG")
-    fast = fast_rgb_ids(data, Image.MAX_IMAGE_PIXELS)
+    fast = fast_rgb_ids(data, Image.MAX_IMAGE_PIXELS, masked=masked)
     if fast is not None:
         return fast
     try:
@@ -339,13 +340,23 @@ def read_id_map(path: str) -> npt.NDArray[np.uint32]:
 
 
 def rgb_to_ids(rgb: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint32]:
-    """(H, W, 3) uint8 -> (H, W) ids ``R + 256 G + 256^2 B`` (in place shifts: 3 passes)."""
-    ids = rgb[..., 2].astype(np.uint32)
-    ids <<= 8
-    ids |= rgb[..., 1]
-    ids <<= 8
-    ids |= rgb[..., 0]
-    return ids
+    """(H, W, 3) uint8 -> (H, W) ids ``R + 256 G + 256^2 B``: each pixel's 4-byte
+    little-endian window (its 3 bytes and the next pixel's R) masked to 24 bits, one pass
+    (the last pixel, whose window would run past the buffer, on its own)."""
+    h, w = rgb.shape[:2]
+    n = h * w
+    out = np.empty(n, dtype=np.uint32)
+    if n == 0:
+        return out.reshape(h, w)
+    flat = np.ascontiguousarray(rgb).reshape(-1)
+    if n > 1:
+        windows: npt.NDArray[np.uint32] = np.ndarray(
+            shape=(n - 1,), dtype="<u4", buffer=flat, offset=0, strides=(3,)
+        )
+        np.bitwise_and(windows, np.uint32(0xFFFFFF), out=out[:-1])
+    r, g, b = (int(v) for v in flat[-3:])
+    out[-1] = r | g << 8 | b << 16
+    return out.reshape(h, w)
 
 
 __all__ = [

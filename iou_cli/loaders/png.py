@@ -103,9 +103,15 @@ def _chunks(data: bytes) -> tuple[bytes, list[memoryview]] | None:
 
 
 def _stored_png(
-    ihdr: bytes, raw: bytes, crc32: Callable[..., int], adler32: Callable[..., int]
+    ihdr: bytes,
+    raw: bytes,
+    sums: tuple[Callable[..., int], Callable[..., int]] | None,
 ) -> bytes | None:
-    """A PNG with the same header and the inflated scanlines in stored deflate blocks."""
+    """A PNG with the same header and the inflated scanlines in stored deflate blocks.
+    ``sums``: (crc32, adler32) to write the IDAT CRC and the zlib Adler-32; None writes
+    zeros (for libspng, which pyspng runs with CRC checks off and which does not check the
+    Adler-32 either: should a later build check it, the decode fails and Pillow reads the
+    file, slower but never different)."""
     n = len(raw)
     blocks = (n + _STORED_BLOCK - 1) // _STORED_BLOCK
     size = 2 + 5 * blocks + n + 4
@@ -117,10 +123,15 @@ def _stored_png(
         m = min(_STORED_BLOCK, n - i)
         parts.append(struct.pack("<BHH", i + m >= n, m, m ^ 0xFFFF))
         parts.append(view[i : i + m])
-    parts.append(struct.pack(">I", adler32(raw)))
-    crc = crc32(b"IDAT")
-    for p in parts:
-        crc = crc32(p, crc)
+    crc = 0
+    if sums is None:
+        parts.append(b"\0\0\0\0")
+    else:
+        crc32, adler32 = sums
+        parts.append(struct.pack(">I", adler32(raw)))
+        crc = crc32(b"IDAT")
+        for p in parts:
+            crc = crc32(p, crc)
     head = struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
     return b"".join(
         [
@@ -135,10 +146,14 @@ def _stored_png(
     )
 
 
-def fast_rgb_ids(data: bytes, max_pixels: int | None) -> npt.NDArray[np.uint32] | None:
+def fast_rgb_ids(
+    data: bytes, max_pixels: int | None, *, masked: bool = True
+) -> npt.NDArray[np.uint32] | None:
     """An 8-bit RGB PNG's pixels as (H, W) ids ``R + 256 G + 256^2 B``, or None when the
     fast path does not apply (then read it with Pillow). ``max_pixels``: above it, None
-    (Pillow's decompression-bomb rule stays Pillow's)."""
+    (Pillow's decompression-bomb rule stays Pillow's). ``masked=False`` leaves the decoder's
+    alpha byte (255 in every pixel) on top of each id: one pass less over the image, for a
+    caller that masks only what it looks up."""
     backend = _backend()
     if backend is None:
         return None
@@ -160,7 +175,7 @@ def fast_rgb_ids(data: bytes, max_pixels: int | None) -> npt.NDArray[np.uint32] 
         return None
     if len(raw) != h * stride or max(raw[::stride]) > 4:
         return None
-    png = _stored_png(ihdr, raw, crc32, adler32)
+    png = _stored_png(ihdr, raw, None if spng is not None else (crc32, adler32))
     del raw
     if png is None:
         return None
@@ -174,7 +189,8 @@ def fast_rgb_ids(data: bytes, max_pixels: int | None) -> npt.NDArray[np.uint32] 
     if rgba.shape != (h, w, 4) or rgba.dtype != np.uint8 or not rgba.flags.c_contiguous:
         return None
     ids: npt.NDArray[np.uint32] = rgba.view("<u4").reshape(h, w)
-    ids &= np.uint32(0xFFFFFF)  # drop the alpha byte
+    if masked:
+        ids &= np.uint32(0xFFFFFF)  # drop the alpha byte
     return ids
 
 

@@ -233,7 +233,7 @@ def test_variants_left_to_pillow_read_as_before(
             return f"{exc.path}:{exc.where}:{exc.reason}"
 
     with_fast = read()
-    monkeypatch.setattr(fastpng, "fast_rgb_ids", lambda data, max_pixels: None)
+    monkeypatch.setattr(fastpng, "fast_rgb_ids", lambda data, max_pixels, masked=True: None)
     pillow_only = read()
     if isinstance(pillow_only, str):
         assert with_fast == pillow_only
@@ -254,3 +254,16 @@ def test_without_zlib_ng_the_reader_is_pillow(monkeypatch: pytest.MonkeyPatch) -
     data = write_png(_rgb(np.ones((4, 5), dtype=np.uint32)))
     assert fastpng.fast_rgb_ids(data, None) is None
     assert fastpng.decoder_name() == "pillow"
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (1, 2), (2, 1), (5, 7)])
+def test_rgb_to_ids_by_hand(shape: tuple[int, int]) -> None:
+    """The one-pass window trick against R + 256 G + 65536 B written out, also on a
+    non-contiguous (mirrored) array."""
+    rgb = np.random.default_rng(5).integers(0, 256, (*shape, 3), dtype=np.uint8)
+    for a in (rgb, rgb[:, ::-1]):
+        r, g, b = (a[..., k].astype(np.int64) for k in range(3))
+        want = r + 256 * g + 65536 * b
+        got = rgb_to_ids(a)
+        assert got.dtype == np.uint32 and got.shape == shape
+        assert np.array_equal(got, want)
