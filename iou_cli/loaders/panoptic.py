@@ -143,7 +143,7 @@ _AREA = {int, float, type(None)}
 
 
 def _segments_fast(
-    infos: list[Any],
+    infos: list[Any], *, check_duplicates: bool = True
 ) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.float64]] | None:
     """The columns of well-formed ``segments_info`` in a few passes; None when anything is
     off (then the record-by-record check below names the first bad field)."""
@@ -159,7 +159,7 @@ def _segments_fast(
         and set(map(type, cats)) <= _INT
         and set(map(type, crowd)) <= _INT
         and set(map(type, area)) <= _AREA
-        and len(set(ids)) == len(ids)
+        and (not check_duplicates or len(set(ids)) == len(ids))
     ):
         return None
     try:
@@ -180,9 +180,40 @@ def _segments_fast(
     return a_ids, a_cats, a_crowd.astype(bool), a_area.reshape(-1)
 
 
+Columns = tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.float64]]
+
+
+def _all_segments_fast(anns: list[Any]) -> list[Columns] | None:
+    """:func:`_segments_fast` for every annotation at once (one set of arrays, sliced per
+    image): None when any record is off, and then each is checked on its own."""
+    try:
+        infos = [a["segments_info"] for a in anns]
+        if set(map(type, infos)) - {list}:
+            return None
+        flat = [s for i in infos for s in i]
+    except (TypeError, KeyError):
+        return None
+    cols = _segments_fast(flat, check_duplicates=False)
+    if cols is None:
+        return None
+    ids, cats, crowd, area = cols
+    ends = np.cumsum([len(i) for i in infos])
+    starts = ends - np.array([len(i) for i in infos])
+    owner = np.repeat(np.arange(len(infos), dtype=np.int64), ends - starts)
+    key = np.sort(owner << 24 | ids)
+    if len(key) > 1 and (key[1:] == key[:-1]).any():
+        return None  # a duplicate id in one image: located record by record
+    out: list[Columns] = []
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        out.append((ids[a:b], cats[a:b], crowd[a:b], area[a:b]))
+    return out
+
+
 def _segments(
-    ann: dict[str, Any], path: str, where: str
-) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    ann: dict[str, Any], path: str, where: str, fast: Columns | None = None
+) -> Columns:
+    if fast is not None:
+        return fast
     infos = ann.get("segments_info")
     if not isinstance(infos, list):
         raise InputError(path, f"{where}.segments_info", f"expected a list, got {kind_of(infos)}")
@@ -266,6 +297,7 @@ def load_panoptic(
         )
     images: list[PanopticImage] = []
     by_id: dict[int | str, int] = {}
+    batch = _all_segments_fast(anns)
     for i, ann in enumerate(anns):
         where = f"annotations[{i}]"
         if not isinstance(ann, dict):
@@ -286,7 +318,7 @@ def load_panoptic(
             raise InputError(
                 path, f"{where}.file_name", f"expected a name inside the folder, got {name!r}"
             )
-        ids, cats, crowd, areas = _segments(ann, path, where)
+        ids, cats, crowd, areas = _segments(ann, path, where, batch[i] if batch else None)
         by_id[iid] = len(images)
         images.append(PanopticImage(iid, name, where, ids, cats, crowd, areas))
     out = PanopticSet(path=path, folder=folder, images=images, by_id=by_id)
