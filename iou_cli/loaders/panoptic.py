@@ -209,9 +209,7 @@ def _all_segments_fast(anns: list[Any]) -> list[Columns] | None:
     return out
 
 
-def _segments(
-    ann: dict[str, Any], path: str, where: str, fast: Columns | None = None
-) -> Columns:
+def _segments(ann: dict[str, Any], path: str, where: str, fast: Columns | None = None) -> Columns:
     if fast is not None:
         return fast
     infos = ann.get("segments_info")

@@ -180,10 +180,7 @@ def fast_rgb_ids(
     if png is None:
         return None
     try:
-        if spng is not None:
-            rgba = spng.load(png, format="RGBA")
-        else:
-            rgba = _pillow_rgbx(png)
+        rgba = spng.load(png, format="RGBA") if spng is not None else _pillow_rgbx(png)
     except Exception:  # never expected on a checked stream; Pillow reads it again then
         return None
     if rgba.shape != (h, w, 4) or rgba.dtype != np.uint8 or not rgba.flags.c_contiguous:

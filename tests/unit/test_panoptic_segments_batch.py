@@ -16,7 +16,7 @@ def _seg(sid: Any, cat: Any = 1, crowd: Any = 0, area: Any = 5) -> dict[str, Any
 
 
 def test_batch_equals_record_by_record() -> None:
-    anns = [
+    anns: list[dict[str, Any]] = [
         {"segments_info": [_seg(3), _seg(4, cat=7, crowd=1, area=2.5)]},
         {"segments_info": []},
         {"segments_info": [_seg(3, cat=2, area=None), _seg((1 << 24) - 1)]},  # id 3 again: ok
@@ -33,7 +33,7 @@ def test_batch_equals_record_by_record() -> None:
 
 def test_anything_off_leaves_the_batch() -> None:
     ok = {"segments_info": [_seg(3), _seg(4)]}
-    for bad in (
+    bads: tuple[Any, ...] = (
         {"segments_info": [_seg(3), _seg(3)]},  # duplicate id in one image
         {"segments_info": [_seg(0)]},  # id 0 is VOID
         {"segments_info": [_seg(1 << 24)]},
@@ -44,5 +44,6 @@ def test_anything_off_leaves_the_batch() -> None:
         {"segments_info": "x"},
         {"no": 1},
         [],
-    ):
+    )
+    for bad in bads:
         assert _all_segments_fast([ok, bad]) is None, bad

@@ -161,7 +161,8 @@ def test_every_filter_type_matches_pillow(filt: int | str, backend: str) -> None
     img = _rgb(_panoptic_like(rng, 23, 31))
     img[5:9] = rng.integers(0, 256, (4, 31, 3), dtype=np.uint8)  # noise rows: every branch
     h = img.shape[0]
-    filters = [int(v) for v in rng.integers(0, 5, h)] if filt == "mixed" else [int(filt)] * h
+    mixed = [int(rng.integers(0, 5)) for _ in range(h)]
+    filters = mixed if filt == "mixed" else [int(filt)] * h
     data = write_png(img, filters=filters, idat_parts=3, level=9)
     got = fastpng.fast_rgb_ids(data, None)
     assert got is not None
