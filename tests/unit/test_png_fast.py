@@ -153,6 +153,10 @@ def test_pillow_written_pngs_match_pillow(shape: tuple[int, int], backend: str) 
         assert got.dtype == np.uint32
         assert np.array_equal(got, ids)
         assert np.array_equal(got, pillow_ids(buf.getvalue()))
+        words = fastpng.fast_rgb_ids(buf.getvalue(), None, masked=False)
+        assert words is not None
+        assert np.array_equal(words & 0xFFFFFF, ids)
+        assert len(np.unique(words >> 24)) == 1  # one constant high byte (the scorer's rule)
 
 
 @pytest.mark.parametrize("filt", [0, 1, 2, 3, 4, "mixed"])
