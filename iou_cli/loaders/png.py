@@ -36,12 +36,13 @@ _HARMLESS = {b"pHYs": 9, b"gAMA": 4, b"cHRM": 32, b"sRGB": 1, b"tIME": 7}
 _STORED_BLOCK = 0xFFFF  # bytes per stored deflate block
 _MAX_CHUNK = (1 << 31) - 1
 
-_BACKEND: tuple[Callable[..., bytes], Callable[..., int], Callable[..., int], Any] | None = None
+Backend = tuple[Callable[..., Any], Callable[..., int], Callable[..., int], Any]
+_BACKEND: Backend | None = None
 _LOADED = False
 
 
-def _backend() -> tuple[Callable[..., bytes], Callable[..., int], Callable[..., int], Any] | None:
-    """(inflate, crc32, adler32, pyspng or None), or None when zlib-ng is missing."""
+def _backend() -> Backend | None:
+    """(decompressobj, crc32, adler32, pyspng or None), or None when zlib-ng is missing."""
     global _BACKEND, _LOADED
     if not _LOADED:
         _LOADED = True
@@ -54,7 +55,7 @@ def _backend() -> tuple[Callable[..., bytes], Callable[..., int], Callable[..., 
                 import pyspng
             except ImportError:
                 pyspng = None
-            _BACKEND = (zlib_ng.decompress, zlib_ng.crc32, zlib_ng.adler32, pyspng)
+            _BACKEND = (zlib_ng.decompressobj, zlib_ng.crc32, zlib_ng.adler32, pyspng)
     return _BACKEND
 
 
@@ -168,12 +169,14 @@ def fast_rgb_ids(
     if max_pixels is not None and w * h > max_pixels:
         return None
     stride = 3 * w + 1
+    size = h * stride
     try:
-        # room past the end: an exactly sized buffer makes zlib-ng grow it to see the end
-        raw = inflate(b"".join(idat), bufsize=h * stride + 64)
+        # bounded: a stream that inflates past the image (a bomb) stops one byte over
+        unpack = inflate()
+        raw = unpack.decompress(b"".join(idat), size + 1)
     except Exception:  # zlib_ng.error: a broken stream is Pillow's to report
         return None
-    if len(raw) != h * stride or max(raw[::stride]) > 4:
+    if len(raw) != size or not unpack.eof or max(raw[::stride]) > 4:
         return None
     png = _stored_png(ihdr, raw, None if spng is not None else (crc32, adler32))
     del raw

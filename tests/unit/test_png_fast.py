@@ -9,6 +9,7 @@ here that chooses each row's filter type (0-4), splits IDAT, adds chunks and int
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
 import zlib
@@ -186,6 +187,21 @@ def test_harmless_chunks_are_read_through(backend: str) -> None:
     assert got is not None and np.array_equal(got, pillow_ids(data))
 
 
+def _past_the_end(img: np.ndarray) -> bytes:
+    """Valid rows, then 20 MB more in the same zlib stream (a bomb's shape): the fast path
+    stops one byte past the image and leaves the file to Pillow."""
+    h, w = img.shape[:2]
+    raw = _filter_rows(img, [0] * h) + bytes(20 << 20)
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", ihdr)
+        + _chunk(b"IDAT", zlib.compress(raw, 9))
+        + _chunk(b"IEND", b"")
+    )
+
+
+@functools.lru_cache(maxsize=1)
 def _variants() -> dict[str, bytes]:
     """PNGs the fast path leaves to Pillow (which reads or refuses them as before)."""
     rng = np.random.default_rng(11)
@@ -217,6 +233,7 @@ def _variants() -> dict[str, bytes]:
             _chunk(b"IHDR", struct.pack(">IIBBBBB", 10, 12, 8, 2, 0, 0, 0)),
         ),
         "not a PNG": b"GIF89a" + good[6:],
+        "inflates far past the image": _past_the_end(img),
     }
 
 
