@@ -157,8 +157,10 @@ def compare_cmd(
     from ..loaders.panoptic import looks_panoptic
 
     if len(inputs) == 3 and looks_panoptic(inputs[2]):  # COCO panoptic: PQ/SQ/RQ deltas
+        from ..heap import reuse_freed_memory
         from ..tasks.panoptic_compare import compare_panoptic
 
+        reuse_freed_memory()  # two PNG pairs per image: no page faults for each (heap.py)
         comparison = compare_panoptic(
             inputs[0],
             inputs[1],
