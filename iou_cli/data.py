@@ -84,6 +84,10 @@ class Boxes:
     # x2 - x1 of ``xyxy`` may differ from w in the last bit)
     xywh: FloatArray | None = None
     obb: FloatArray | None = None
+    # segm: each mask's bounding box as pycocotools.mask.toBbox gives it, as corners
+    # (x, y, x + w, y + h); set by geometry.masks.prepare_masks (pairs whose mask boxes do
+    # not overlap have IoU 0 and are never given to the mask kernel)
+    mask_box: FloatArray | None = None
 
     def __post_init__(self) -> None:
         """Every column (and ``masks``) has one row per box: checked here, once."""
@@ -173,7 +177,7 @@ class Boxes:
         return cols
 
 
-_OPTIONAL_COLUMNS = ("obb", "keypoints", "num_keypoints", "xywh")
+_OPTIONAL_COLUMNS = ("obb", "keypoints", "num_keypoints", "xywh", "mask_box")
 _BOX_COLUMNS = tuple(
     f.name for f in fields(Boxes) if f.name not in ("masks", "normalized", *_OPTIONAL_COLUMNS)
 )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import chain
 from dataclasses import replace
 from typing import Any
 
@@ -125,7 +126,11 @@ def _convert_side(  # noqa: C901
     n = len(boxes)
     if raw is None:
         raise InputError(side.path, None, "no 'segmentation' in the records (--iou-type segm)")
+    fast = _compressed_rles(side, raw, hs, ws)
+    if fast is not None:
+        return fast
     out: list[RLE | None] = [None] * n
+    polygons: dict[int, list[int]] = {}  # image -> rows holding checked polygons
     compressed: list[int] = []
     comp_strings: list[bytes] = []
     images = boxes.image.tolist()
@@ -165,8 +170,7 @@ def _convert_side(  # noqa: C901
             if problem is not None:
                 suffix, _, reason = problem.partition(": ")
                 raise side.fail(i, reason, suffix)
-            rles = mask_utils.frPyObjects(segm, h, w)
-            out[i] = mask_utils.merge(rles)
+            polygons.setdefault(img, []).append(i)
             continue
         if not isinstance(segm, dict):
             raise side.fail(i, f"expected a list of polygons or an RLE object, got {kind_of(segm)}")
@@ -203,15 +207,77 @@ def _convert_side(  # noqa: C901
                 ".counts",
             )
     if compressed:
-        rows = np.asarray(compressed, dtype=np.int64)
-        imgs = boxes.image[rows]
-        ok = strings_ok(comp_strings, hs[imgs] * ws[imgs])
-        if not ok.all():
-            k = int(np.flatnonzero(~ok)[0])
-            i = int(rows[k])
-            reason = explain_string(comp_strings[k], int(hs[imgs[k]]), int(ws[imgs[k]]))
-            raise side.fail(i, reason, ".counts")
+        _check_strings(side, np.asarray(compressed, dtype=np.int64), comp_strings, hs, ws)
+    for img, rows in polygons.items():
+        _rasterise(out, raw, rows, hs_l[img], ws_l[img])
     return out  # type: ignore[return-value]
+
+
+def _rasterise(out: list[RLE | None], raw: list[Any], rows: list[int], h: int, w: int) -> None:
+    """``COCO.annToRLE`` of the polygon masks ``rows`` of one image: all their polygons in
+    one ``frPyObjects`` call (each polygon is rasterised on its own: the same RLEs as one
+    call per mask), then ``merge`` per mask of several polygons (of one: its RLE as is,
+    which is what ``merge`` of one returns)."""
+    from pycocotools import mask as mask_utils
+
+    flat = [poly for r in rows for poly in raw[r]]
+    rles = mask_utils.frPyObjects(flat, h, w)
+    k = 0
+    for r in rows:
+        c = len(raw[r])
+        out[r] = rles[k] if c == 1 else mask_utils.merge(rles[k : k + c])
+        k += c
+
+
+def _check_strings(
+    side: _Side,
+    rows: npt.NDArray[np.int64],
+    strings: list[bytes],
+    hs: npt.NDArray[np.int64],
+    ws: npt.NDArray[np.int64],
+) -> None:
+    """Every compressed string of ``rows`` decodes to runs covering its image (vectorised)."""
+    imgs = side.boxes.image[rows]
+    ok = strings_ok(strings, hs[imgs] * ws[imgs])
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        reason = explain_string(strings[k], int(hs[imgs[k]]), int(ws[imgs[k]]))
+        raise side.fail(int(rows[k]), reason, ".counts")
+
+
+def _compressed_rles(
+    side: _Side, raw: list[Any], hs: npt.NDArray[np.int64], ws: npt.NDArray[np.int64]
+) -> list[RLE] | None:
+    """The whole side at once when every mask is a compressed RLE (``counts`` a string or
+    bytes, ``size`` ``[h, w]`` integers equal to its image's known size), else ``None``
+    (the per-mask path then converts and locates). Dicts whose counts are bytes already are
+    used as they are (never modified); the others are copied with their counts as bytes."""
+    n = len(raw)
+    if n == 0 or set(map(type, raw)) != {dict}:
+        return None
+    counts = [m.get("counts") for m in raw]
+    sizes = [m.get("size") for m in raw]
+    kinds = set(map(type, counts))
+    if not kinds <= {str, bytes} or set(map(type, sizes)) != {list}:
+        return None
+    if set(map(len, sizes)) != {2} or set(map(type, chain.from_iterable(sizes))) != {int}:
+        return None
+    try:
+        hw = np.array(sizes, dtype=np.int64)
+    except OverflowError:  # beyond 64 bits: the per-mask path says so
+        return None
+    img = side.boxes.image
+    h, w = hs[img], ws[img]
+    if not ((h >= 0).all() and (hw[:, 0] == h).all() and (hw[:, 1] == w).all()):
+        return None
+    if kinds == {bytes}:
+        strings: list[bytes] = counts
+        rles: list[RLE] = raw
+    else:
+        strings = [c.encode("utf-8") if type(c) is str else c for c in counts]
+        rles = [{"size": s, "counts": c} for s, c in zip(sizes, strings, strict=True)]
+    _check_strings(side, np.arange(n, dtype=np.int64), strings, hs, ws)
+    return rles
 
 
 def _empty_rle(h: int, w: int) -> RLE:
@@ -221,21 +287,30 @@ def _empty_rle(h: int, w: int) -> RLE:
     return rle
 
 
+def mask_boxes(rles: Sequence[RLE]) -> FloatArray:
+    """``pycocotools.mask.toBbox`` of compressed RLE masks as corners (x, y, x + w, y + h)."""
+    if not rles:
+        return np.zeros((0, 4), dtype=np.float64)
+    from pycocotools import mask as mask_utils
+
+    bb = np.asarray(mask_utils.toBbox(list(rles)), dtype=np.float64).reshape(-1, 4)
+    return np.stack([bb[:, 0], bb[:, 1], bb[:, 0] + bb[:, 2], bb[:, 1] + bb[:, 3]], axis=1)
+
+
 def _fill_boxes(boxes: Boxes, rles: list[RLE], area: FloatArray) -> Boxes:
-    """Masks and areas set; corners taken from the masks where the records had no bbox."""
+    """Masks, areas and mask boxes set; corners taken from the masks where the records had
+    no bbox."""
     xyxy, box_area = boxes.xyxy, boxes.box_area
+    mb = mask_boxes(rles)
     missing = ~np.isfinite(xyxy).all(axis=1)
     if missing.any() and rles:
-        from pycocotools import mask as mask_utils
-
         rows = np.flatnonzero(missing)
-        bb = np.asarray(mask_utils.toBbox([rles[int(r)] for r in rows]), dtype=np.float64)
-        bb = bb.reshape(-1, 4)
         xyxy = xyxy.copy()
         box_area = box_area.copy()
-        xyxy[rows] = np.stack([bb[:, 0], bb[:, 1], bb[:, 0] + bb[:, 2], bb[:, 1] + bb[:, 3]], 1)
-        box_area[rows] = bb[:, 2] * bb[:, 3]
-    return replace(boxes, masks=rles, area=area, xyxy=xyxy, box_area=box_area)
+        xyxy[rows] = mb[rows]
+        # w * h as toBbox's w and h (the corners' differences are exact: integers)
+        box_area[rows] = (mb[rows, 2] - mb[rows, 0]) * (mb[rows, 3] - mb[rows, 1])
+    return replace(boxes, masks=rles, area=area, xyxy=xyxy, box_area=box_area, mask_box=mb)
 
 
 def mask_areas(rles: Sequence[RLE]) -> FloatArray:
@@ -409,4 +484,4 @@ def mask_iou(a: Any, b: Any, *, iscrowd: npt.ArrayLike | None = None) -> FloatAr
     return group_iou(ra, rb, crowd.astype(bool))
 
 
-__all__ = ["group_iou", "mask_areas", "mask_iou", "prepare_masks"]
+__all__ = ["group_iou", "mask_areas", "mask_boxes", "mask_iou", "prepare_masks"]

@@ -28,6 +28,8 @@ import numpy.typing as npt
 
 __all__ = ["read_results", "read_keypoint_results"]
 
+_MAX_SIDE = 2**31  # an RLE side beyond this is no image: the validating loader says so
+
 
 @cache
 def _decoder(field: str = "bbox") -> Any:
@@ -45,6 +47,20 @@ def _decoder(field: str = "bbox") -> Any:
         obb: tuple[float, float, float, float, float]
         score: float
 
+    if field == "segm":  # compressed RLE masks (defstruct: a nested type by value)
+        rle = msgspec.defstruct("Rle", [("size", tuple[int, int]), ("counts", str)], gc=False)
+        segm_result = msgspec.defstruct(
+            "SegmResult",
+            [
+                ("image_id", int),
+                ("category_id", int),
+                ("segmentation", rle),
+                ("score", float),
+                ("bbox", tuple[float, float, float, float] | None, None),
+            ],
+            gc=False,
+        )
+        return msgspec.json.Decoder(list[segm_result])  # type: ignore[valid-type]
     return msgspec.json.Decoder(list[ObbResult] if field == "obb" else list[Result])
 
 
@@ -136,12 +152,13 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
 
 def read_results(
     data: bytes, jobs: int = 1, *, field: str = "bbox"
-) -> dict[str, npt.NDArray[np.generic]] | None:
+) -> dict[str, Any] | None:
     """Columns of a COCO results list, or ``None`` when ``data`` is anything else.
 
     Returns ``image_id`` and ``category_id`` (int64), ``bbox`` (n, 4 float64, ``[x, y, w, h]``)
     and ``score`` (float64), row ``i`` being the list's record ``i``. ``field="obb"`` reads
-    rotated boxes instead: ``obb`` (n, 5 float64, ``[cx, cy, w, h, angle]``). ``jobs`` > 1:
+    rotated boxes instead: ``obb`` (n, 5 float64, ``[cx, cy, w, h, angle]``); ``field="segm"``
+    compressed RLE masks (:func:`_segm_columns`). ``jobs`` > 1:
     the slices are decoded by that many forked processes (the same columns).
     """
     if field == "keypoints":
@@ -174,6 +191,13 @@ def read_results(
         return None
     first = parts[0]
     assert first is not None
+    if "segm" in first:  # a list: joined, not concatenated as an array
+        masks = [m for p in parts if p is not None for m in p.pop("segm")]
+        return {**_concat(parts, first), "segm": masks}
+    return _concat(parts, first)
+
+
+def _concat(parts: list[dict[str, Any] | None], first: dict[str, Any]) -> dict[str, Any]:
     return {key: np.concatenate([p[key] for p in parts if p is not None]) for key in first}
 
 
@@ -181,14 +205,14 @@ _PARALLEL_MIN = 1 << 23  # below 8 MiB a second process costs more than it saves
 _DATA: list[tuple[bytes, str]] = []  # what forked decoders read (set just before the fork)
 
 
-def _decode(bounds: tuple[int, int]) -> dict[str, npt.NDArray[np.generic]] | None:
+def _decode(bounds: tuple[int, int]) -> dict[str, Any] | None:
     (data, field), (a, b) = _DATA[0], bounds
     return _columns(b"[" + data[a:b] + b"]", field)
 
 
 def _decode_slices(
     data: bytes, slices: list[tuple[int, int]], jobs: int, field: str
-) -> list[dict[str, npt.NDArray[np.generic]] | None]:
+) -> list[dict[str, Any] | None]:
     import multiprocessing
 
     if jobs <= 1 or len(slices) < 2 or "fork" not in multiprocessing.get_all_start_methods():
@@ -212,7 +236,7 @@ _CHUNK = 1 << 26  # bytes of JSON decoded at once (64 MiB: ~700k records)
 _BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 
-def _columns(data: bytes, field: str = "bbox") -> dict[str, npt.NDArray[np.generic]] | None:
+def _columns(data: bytes, field: str = "bbox") -> dict[str, Any] | None:
     import msgspec
 
     try:
@@ -222,6 +246,8 @@ def _columns(data: bytes, field: str = "bbox") -> dict[str, npt.NDArray[np.gener
     n = len(recs)
     if n == 0:
         return None
+    if field == "segm":
+        return _segm_columns(recs)
     try:
         image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
         category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
@@ -235,3 +261,44 @@ def _columns(data: bytes, field: str = "bbox") -> dict[str, npt.NDArray[np.gener
     if not (np.isfinite(geom).all() and np.isfinite(score).all()) or (geom[:, 2:4] < 0).any():
         return None
     return {"image_id": image_id, "category_id": category_id, field: geom, "score": score}
+
+
+def _segm_columns(recs: list[Any]) -> dict[str, Any] | None:
+    """Columns of segm results whose every ``segmentation`` is a compressed RLE
+    (``{"size": [h, w], "counts": "..."}``), else ``None`` (polygons, uncompressed RLE: the
+    validating loader). ``segm`` holds one ``{"size": [h, w], "counts": bytes}`` per row (the
+    form :func:`iou_cli.geometry.masks.prepare_masks` checks and passes on without a copy);
+    ``bbox`` is NaN when no row has one (on some rows only: ``None``)."""
+    n = len(recs)
+    try:
+        image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
+        category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
+    except OverflowError:
+        return None
+    score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
+    segs = list(map(attrgetter("segmentation"), recs))
+    sizes = list(map(attrgetter("size"), segs))
+    hw = np.fromiter(chain.from_iterable(sizes), np.int64, 2 * n).reshape(n, 2)
+    if (hw < 0).any() or (hw >= _MAX_SIDE).any() or not np.isfinite(score).all():
+        return None
+    boxes = list(map(attrgetter("bbox"), recs))
+    has = sum(b is not None for b in boxes)
+    if has == n:
+        bbox = np.fromiter(chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)
+        if not np.isfinite(bbox).all() or (bbox[:, 2:] < 0).any():
+            return None
+    elif has == 0:
+        bbox = np.full((n, 4), np.nan)
+    else:
+        return None
+    masks = [
+        {"size": [h, w], "counts": c.encode()}
+        for (h, w), c in zip(sizes, map(attrgetter("counts"), segs), strict=True)
+    ]
+    return {
+        "image_id": image_id,
+        "category_id": category_id,
+        "bbox": bbox,
+        "score": score,
+        "segm": masks,
+    }

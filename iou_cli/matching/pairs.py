@@ -131,14 +131,14 @@ def pair_iou_segm(
     """Mask IoU of every detection with every ground truth of its group (detection-major,
     as :func:`expand_groups` lays pairs out).
 
-    One ``pycocotools.mask.iou`` call per image (not per image and class): the image's
-    detections that have ground truths against the span of ground truths their groups
-    cover (groups sort by image first, so an image's ground truths are contiguous); each
-    detection's own pairs are then read out of that matrix. A pair's IoU depends only on
-    its two masks, so the values are the per-group ones; the call's bounding-box pre-check
-    keeps the extra cross-class pairs cheap.
+    ``pycocotools.mask.iou`` first compares the masks' bounding boxes (``toBbox``) and
+    gives 0 where they do not overlap; that test is made here, vectorised over all pairs
+    (on ``Boxes.mask_box``), so only the masks of overlapping pairs are decoded, in one
+    call per image (the image's detections and ground truths that have such a pair; the
+    call's own box test keeps the cross pairs of that matrix cheap). A pair's value depends
+    only on its two masks: the values are pycocotools' bit for bit.
     """
-    from ..geometry.masks import group_iou
+    from ..geometry.masks import group_iou, mask_boxes
 
     n_pairs = int(d_ng.sum())
     out = np.zeros(n_pairs, dtype=np.float64)
@@ -147,26 +147,30 @@ def pair_iou_segm(
         return out
     if pm is None or gm is None:
         raise ValueError("segm pairs need masks on both sides (masks.prepare_masks)")
-    crowd = ds.gt.iscrowd
-    has = np.flatnonzero(d_ng > 0)  # detections with pairs, in (image, class, rank) order
-    image = ds.pred.image[d_rows[has]]
+    first = np.cumsum(d_ng) - d_ng
+    pair_d = np.repeat(d_rows, d_ng)
+    pair_g = g_rows_sorted[np.repeat(d_gstart - first, d_ng) + np.arange(n_pairs)]
+    db = ds.pred.mask_box if ds.pred.mask_box is not None else mask_boxes(pm)
+    gb = ds.gt.mask_box if ds.gt.mask_box is not None else mask_boxes(gm)
+    a, b = db[pair_d], gb[pair_g]
+    # pycocotools' bbIou: overlap width and height both > 0 (integers: exact in float64)
+    near = np.flatnonzero(
+        (np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]) > 0)
+        & (np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]) > 0)
+    )
+    if near.size == 0:
+        return out
+    nd, ng = pair_d[near], pair_g[near]
+    image = ds.pred.image[nd]
+    order = np.argsort(image, kind="stable")
+    near, nd, ng, image = near[order], nd[order], ng[order], image[order]
     cut = np.flatnonzero(np.r_[True, image[1:] != image[:-1], True])
-    pair_start = np.cumsum(d_ng) - d_ng
-    for a, b in zip(cut[:-1].tolist(), cut[1:].tolist(), strict=False):
-        dets = has[a:b]
-        gs, ng = d_gstart[dets], d_ng[dets]
-        g0 = int(gs.min())
-        g1 = int((gs + ng).max())
-        grows = g_rows_sorted[g0:g1]
-        m = group_iou(
-            [pm[r] for r in d_rows[dets].tolist()], [gm[r] for r in grows.tolist()], crowd[grows]
-        )
-        n = int(ng.sum())
-        local = np.repeat(np.arange(dets.shape[0]), ng)
-        first = np.cumsum(ng) - ng
-        col = np.repeat(gs - g0 - first, ng) + np.arange(n)
-        dst = np.repeat(pair_start[dets] - first, ng) + np.arange(n)
-        out[dst] = m[local, col]
+    crowd = ds.gt.iscrowd
+    for lo, hi in zip(cut[:-1].tolist(), cut[1:].tolist(), strict=False):
+        dets, di = np.unique(nd[lo:hi], return_inverse=True)
+        gts, gi = np.unique(ng[lo:hi], return_inverse=True)
+        m = group_iou([pm[r] for r in dets.tolist()], [gm[r] for r in gts.tolist()], crowd[gts])
+        out[near[lo:hi]] = m[di, gi]
     return out
 
 
