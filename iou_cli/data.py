@@ -88,6 +88,7 @@ class Boxes:
     # (x, y, x + w, y + h); set by geometry.masks.prepare_masks (pairs whose mask boxes do
     # not overlap have IoU 0 and are never given to the mask kernel)
     mask_box: FloatArray | None = None
+    mask_area: FloatArray | None = None  # segm: each mask's pixel count (pycocotools' area)
 
     def __post_init__(self) -> None:
         """Every column (and ``masks``) has one row per box: checked here, once."""
@@ -177,7 +178,7 @@ class Boxes:
         return cols
 
 
-_OPTIONAL_COLUMNS = ("obb", "keypoints", "num_keypoints", "xywh", "mask_box")
+_OPTIONAL_COLUMNS = ("obb", "keypoints", "num_keypoints", "xywh", "mask_box", "mask_area")
 _BOX_COLUMNS = tuple(
     f.name for f in fields(Boxes) if f.name not in ("masks", "normalized", *_OPTIONAL_COLUMNS)
 )

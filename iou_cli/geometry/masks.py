@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from ..data import Boxes, Dataset
 from ..errors import InputError, UsageError, kind_of
-from .rle import check_counts_list, explain_string, rle_size, strings_ok
+from .rle import check_counts_list, check_strings, explain_string, rle_size, strings_ok
 
 FloatArray = npt.NDArray[np.float64]
 RLE = dict[str, Any]  # {"size": [h, w], "counts": bytes}
@@ -89,6 +89,7 @@ class _Side:
         self.boxes = boxes
         self.path = path
         self.prefix = prefix
+        self.areas: FloatArray | None = None  # every mask's area, when found on the way
 
     def where(self, row: int, suffix: str = "") -> str:
         origin = int(self.boxes.origin[row])
@@ -128,7 +129,8 @@ def _convert_side(  # noqa: C901
         raise InputError(side.path, None, "no 'segmentation' in the records (--iou-type segm)")
     fast = _compressed_rles(side, raw, hs, ws)
     if fast is not None:
-        return fast
+        side.areas = fast[1]
+        return fast[0]
     out: list[RLE | None] = [None] * n
     polygons: dict[int, list[int]] = {}  # image -> rows holding checked polygons
     compressed: list[int] = []
@@ -235,19 +237,21 @@ def _check_strings(
     strings: list[bytes],
     hs: npt.NDArray[np.int64],
     ws: npt.NDArray[np.int64],
-) -> None:
-    """Every compressed string of ``rows`` decodes to runs covering its image (vectorised)."""
+) -> FloatArray:
+    """Every compressed string of ``rows`` decodes to runs covering its image (vectorised);
+    returns their mask areas."""
     imgs = side.boxes.image[rows]
-    ok = strings_ok(strings, hs[imgs] * ws[imgs])
+    ok, area = check_strings(strings, hs[imgs] * ws[imgs])
     if not ok.all():
         k = int(np.flatnonzero(~ok)[0])
         reason = explain_string(strings[k], int(hs[imgs[k]]), int(ws[imgs[k]]))
         raise side.fail(int(rows[k]), reason, ".counts")
+    return area.astype(np.float64)
 
 
 def _compressed_rles(
     side: _Side, raw: list[Any], hs: npt.NDArray[np.int64], ws: npt.NDArray[np.int64]
-) -> list[RLE] | None:
+) -> tuple[list[RLE], FloatArray] | None:
     """The whole side at once when every mask is a compressed RLE (``counts`` a string or
     bytes, ``size`` ``[h, w]`` integers equal to its image's known size), else ``None``
     (the per-mask path then converts and locates). Dicts whose counts are bytes already are
@@ -276,8 +280,7 @@ def _compressed_rles(
     else:
         strings = [c.encode("utf-8") if type(c) is str else c for c in counts]
         rles = [{"size": s, "counts": c} for s, c in zip(sizes, strings, strict=True)]
-    _check_strings(side, np.arange(n, dtype=np.int64), strings, hs, ws)
-    return rles
+    return rles, _check_strings(side, np.arange(n, dtype=np.int64), strings, hs, ws)
 
 
 def _empty_rle(h: int, w: int) -> RLE:
@@ -297,9 +300,9 @@ def mask_boxes(rles: Sequence[RLE]) -> FloatArray:
     return np.stack([bb[:, 0], bb[:, 1], bb[:, 0] + bb[:, 2], bb[:, 1] + bb[:, 3]], axis=1)
 
 
-def _fill_boxes(boxes: Boxes, rles: list[RLE], area: FloatArray) -> Boxes:
-    """Masks, areas and mask boxes set; corners taken from the masks where the records had
-    no bbox."""
+def _fill_boxes(boxes: Boxes, rles: list[RLE], area: FloatArray, pixels: FloatArray) -> Boxes:
+    """Masks, areas, mask boxes and mask areas (``pixels``) set; corners taken from the
+    masks where the records had no bbox."""
     xyxy, box_area = boxes.xyxy, boxes.box_area
     mb = mask_boxes(rles)
     missing = ~np.isfinite(xyxy).all(axis=1)
@@ -310,7 +313,15 @@ def _fill_boxes(boxes: Boxes, rles: list[RLE], area: FloatArray) -> Boxes:
         xyxy[rows] = mb[rows]
         # w * h as toBbox's w and h (the corners' differences are exact: integers)
         box_area[rows] = (mb[rows, 2] - mb[rows, 0]) * (mb[rows, 3] - mb[rows, 1])
-    return replace(boxes, masks=rles, area=area, xyxy=xyxy, box_area=box_area, mask_box=mb)
+    return replace(
+        boxes,
+        masks=rles,
+        area=area,
+        xyxy=xyxy,
+        box_area=box_area,
+        mask_box=mb,
+        mask_area=np.asarray(pixels, dtype=np.float64),
+    )
 
 
 def mask_areas(rles: Sequence[RLE]) -> FloatArray:
@@ -362,14 +373,16 @@ def prepare_masks(ds: Dataset) -> Dataset:
     gt_rles = _convert_side(gt_side, hs, ws, keys)
     pred_rles = _convert_side(pred_side, hs, ws, keys)
 
+    gt_pixels = gt_side.areas if gt_side.areas is not None else mask_areas(gt_rles)
+    pred_pixels = pred_side.areas if pred_side.areas is not None else mask_areas(pred_rles)
     gt_area = ds.gt.area.copy()
     if len(gt_area) and not np.isfinite(gt_area).all():
         rows = np.flatnonzero(~np.isfinite(gt_area))
-        gt_area[rows] = mask_areas([gt_rles[int(r)] for r in rows])
+        gt_area[rows] = gt_pixels[rows]
     pred_has_bbox = len(ds.pred) > 0 and bool(np.isfinite(ds.pred.xyxy).all())
-    pred_area = ds.pred.box_area.copy() if pred_has_bbox else mask_areas(pred_rles)
-    gt = _fill_boxes(ds.gt, gt_rles, gt_area)
-    pred = _fill_boxes(ds.pred, pred_rles, pred_area)
+    pred_area = ds.pred.box_area.copy() if pred_has_bbox else pred_pixels.copy()
+    gt = _fill_boxes(ds.gt, gt_rles, gt_area, gt_pixels)
+    pred = _fill_boxes(ds.pred, pred_rles, pred_area, pred_pixels)
     return replace(ds, gt=gt, pred=pred)
 
 

@@ -127,9 +127,17 @@ def pair_iou_segm(
     g_rows_sorted: IntArray,
     d_gstart: IntArray,
     d_ng: IntArray,
+    *,
+    min_iou: float | None = None,
 ) -> FloatArray:
     """Mask IoU of every detection with every ground truth of its group (detection-major,
     as :func:`expand_groups` lays pairs out).
+
+    ``min_iou``: a pair whose IoU provably lies below it gets 0 without its masks being
+    decoded. The bound: the intersection is at most the smaller mask area and the overlap
+    of the two mask boxes (``I``), and IoU grows with the intersection, so IoU is at most
+    ``I / (area_d + area_g - I)`` (crowd: ``I / area_d``); float division is monotone, so
+    the computed IoU is at most the computed bound too.
 
     ``pycocotools.mask.iou`` first compares the masks' bounding boxes (``toBbox``) and
     gives 0 where they do not overlap; that test is made here, vectorised over all pairs
@@ -158,6 +166,8 @@ def pair_iou_segm(
         (np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]) > 0)
         & (np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]) > 0)
     )
+    if near.size and min_iou is not None and min_iou > 0:
+        near = near[_may_reach(ds, pair_d[near], pair_g[near], db, gb, min_iou)]
     if near.size == 0:
         return out
     nd, ng = pair_d[near], pair_g[near]
@@ -172,6 +182,24 @@ def pair_iou_segm(
         m = group_iou([pm[r] for r in dets.tolist()], [gm[r] for r in gts.tolist()], crowd[gts])
         out[near[lo:hi]] = m[di, gi]
     return out
+
+
+def _may_reach(
+    ds: Dataset, nd: IntArray, ng: IntArray, db: FloatArray, gb: FloatArray, min_iou: float
+) -> BoolArray:
+    """Which pairs (``nd``, ``ng``) may have a mask IoU of ``min_iou`` or more (see
+    :func:`pair_iou_segm`); all of them when the mask areas are not known."""
+    ad_all, ag_all = ds.pred.mask_area, ds.gt.mask_area
+    if ad_all is None or ag_all is None:
+        return np.ones(nd.shape[0], dtype=bool)
+    a, b = db[nd], gb[ng]
+    iw = np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0])
+    ih = np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1])
+    ad, ag = ad_all[nd], ag_all[ng]
+    inter = np.minimum(np.minimum(ad, ag), iw * ih)
+    with np.errstate(divide="ignore", invalid="ignore"):  # (an empty mask has no overlap)
+        bound = np.where(ds.gt.iscrowd[ng], inter / ad, inter / (ad + ag - inter))
+    return ~(bound < min_iou)
 
 
 def sigma_table(ds: Dataset) -> tuple[FloatArray, str]:
@@ -266,12 +294,13 @@ def group_pair_iou(
 ) -> FloatArray:
     """The similarity of every pair :func:`expand_groups` laid out, by the geometry
     ``iou_type``: box IoU (``bbox``), mask IoU (``segm``), rotated-box IoU (``obb``) or OKS
-    (``keypoints``; pairs provably below ``min_sim`` may be given 0, see :func:`pair_oks`)."""
+    (``keypoints``); for ``segm`` and ``keypoints`` pairs provably below ``min_sim`` may be
+    given 0 (see :func:`pair_iou_segm`, :func:`pair_oks`)."""
     if iou_type == "keypoints":
         sig = sigma_table(ds)[0]
         return pair_oks(ds, d_rows[pair_det], g_rows_sorted[pair_g], sig, min_oks=min_sim)
     if iou_type == "segm":
-        return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng)
+        return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng, min_iou=min_sim)
     if iou_type == "obb":
         return pair_iou_obb(ds, d_rows[pair_det], g_rows_sorted[pair_g])
     return pair_iou_bbox(ds, d_rows[pair_det], g_rows_sorted[pair_g])
