@@ -472,3 +472,58 @@ def test_strings_ok_in_batches_across_chunks(monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setattr(rle, "_CHUNK_CHARS", chunk)
         assert strings_ok(strings, pixels).tolist() == want
     assert 30 < sum(want) < 300  # both verdicts occur
+
+
+def test_check_strings_areas_equal_pycocotools_and_long_runs_are_refused() -> None:
+    """The vectorised decoder's areas are ``pycocotools.mask.area``'s; a run that does not
+    fit pycocotools' 32-bit counts is malformed for both the batch check and the explaining
+    decoder (which names it)."""
+    from iou_cli.geometry.rle import check_strings
+
+    rng = np.random.default_rng(11)
+    rles = []
+    for _ in range(400):
+        h, w = (int(v) for v in rng.integers(1, 60, 2))
+        m = (rng.random((h, w)) < rng.random()).astype(np.uint8)
+        if rng.random() < 0.1:
+            m[:] = 0
+        rles.append(mask_utils.encode(np.asfortranarray(m)))
+    strings = [r["counts"] for r in rles]
+    pixels = [r["size"][0] * r["size"][1] for r in rles]
+    ok, area = check_strings(strings, pixels)
+    assert ok.all()
+    assert area.tolist() == [int(mask_utils.area(r)) for r in rles]
+    # [2**32 + 4 background, 4 foreground] in a (2**31 + 4) x 2 image: the runs cover h * w
+    # exactly, but the first does not fit 32 bits (pycocotools would truncate it)
+    full = mask_utils.encode(np.asfortranarray(np.ones((2, 2), np.uint8)))["counts"]
+    enc = _encode_runs([2**32 + 4, 4])
+    assert explain_string(enc, 2**31 + 4, 2).endswith("of 4294967300 pixels (at most 2**32 - 1)")
+    assert check_strings([enc, full], [2**32 + 8, 4])[0].tolist() == [False, True]
+    fits = _encode_runs([2**32 - 5, 4, 1])  # the largest run pycocotools keeps
+    assert check_strings([fits], [2**32])[0].tolist() == [True]
+
+
+def _encode_runs(runs: list[int]) -> bytes:
+    """COCO's compressed RLE string of uncompressed runs (maskApi.c rleToString)."""
+    out = bytearray()
+    for i, r in enumerate(runs):
+        x = r - runs[i - 2] if i > 2 else r
+        more = True
+        while more:
+            c = x & 0x1F
+            x >>= 5
+            more = x != -1 if c & 0x10 else x != 0
+            if more:
+                c |= 0x20
+            out.append(c + 48)
+    return bytes(out)
+
+
+def test_encode_runs_is_pycocotools_encoding() -> None:
+    m = np.zeros((7, 5), np.uint8)
+    m[2:5, 1:4] = 1
+    r = mask_utils.encode(np.asfortranarray(m))
+    flat = m.flatten(order="F")
+    change = np.flatnonzero(np.diff(np.concatenate(([0], flat, [1 - flat[-1]]))))
+    runs = [int(v) for v in np.diff(np.concatenate(([0], change)))]
+    assert _encode_runs(runs) == r["counts"]
