@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from itertools import chain
 from dataclasses import replace
+from itertools import chain
 from typing import Any
 
 import numpy as np

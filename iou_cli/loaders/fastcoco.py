@@ -150,9 +150,7 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     }
 
 
-def read_results(
-    data: bytes, jobs: int = 1, *, field: str = "bbox"
-) -> dict[str, Any] | None:
+def read_results(data: bytes, jobs: int = 1, *, field: str = "bbox") -> dict[str, Any] | None:
     """Columns of a COCO results list, or ``None`` when ``data`` is anything else.
 
     Returns ``image_id`` and ``category_id`` (int64), ``bbox`` (n, 4 float64, ``[x, y, w, h]``)

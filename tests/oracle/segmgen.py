@@ -88,7 +88,12 @@ def _bbox(m: np.ndarray) -> list[float]:
     ys, xs = np.nonzero(m)
     if ys.size == 0:
         return [0.0, 0.0, 0.0, 0.0]
-    return [float(xs.min()), float(ys.min()), float(xs.max() - xs.min() + 1), float(ys.max() - ys.min() + 1)]
+    return [
+        float(xs.min()),
+        float(ys.min()),
+        float(xs.max() - xs.min() + 1),
+        float(ys.max() - ys.min() + 1),
+    ]
 
 
 def random_segm_scene(
@@ -99,7 +104,7 @@ def random_segm_scene(
     bbox, chosen by the seed."""
     rng = np.random.default_rng(seed)
     kind = ["rle", "rle+bbox", "raw+bbox", "poly+bbox"][seed % 4]
-    images = []
+    images: list[dict[str, Any]] = []
     for i in rng.choice(np.arange(1, 1000), size=n_images, replace=False):
         h, w = int(rng.integers(8, 90)), int(rng.integers(8, 90))
         images.append({"id": int(i), "file_name": f"im{i}.jpg", "height": h, "width": w})

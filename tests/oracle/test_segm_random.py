@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ SEEDS = [
 ]
 
 
-def _files(tmp_path: Path, seed: int) -> tuple[str, str, dict, list]:  # type: ignore[type-arg]
+def _files(tmp_path: Path, seed: int) -> tuple[str, str, dict[str, Any], list[dict[str, Any]]]:
     gt, dets = random_segm_scene(seed)
     if not dets:
         pytest.skip("pycocotools cannot load an empty result list")
