@@ -253,7 +253,7 @@ def _compressed_rles(
     side: _Side, raw: list[Any], hs: npt.NDArray[np.int64], ws: npt.NDArray[np.int64]
 ) -> tuple[list[RLE], FloatArray] | None:
     """The whole side at once when every mask is a compressed RLE (``counts`` a string or
-    bytes, ``size`` ``[h, w]`` integers equal to its image's known size), else ``None``
+    bytes, ``size`` ``[h, w]`` or ``(h, w)`` integers equal to its image's known size), else ``None``
     (the per-mask path then converts and locates). Dicts whose counts are bytes already are
     used as they are (never modified); the others are copied with their counts as bytes."""
     n = len(raw)
@@ -262,12 +262,12 @@ def _compressed_rles(
     counts = [m.get("counts") for m in raw]
     sizes = [m.get("size") for m in raw]
     kinds = set(map(type, counts))
-    if not kinds <= {str, bytes} or set(map(type, sizes)) != {list}:
+    if not kinds <= {str, bytes} or not set(map(type, sizes)) <= {list, tuple}:
         return None
     if set(map(len, sizes)) != {2} or set(map(type, chain.from_iterable(sizes))) != {int}:
         return None
     try:
-        hw = np.array(sizes, dtype=np.int64)
+        hw = np.fromiter(chain.from_iterable(sizes), np.int64, 2 * n).reshape(n, 2)
     except OverflowError:  # beyond 64 bits: the per-mask path says so
         return None
     img = side.boxes.image

@@ -45,7 +45,7 @@ def check_strings(
     if n == 0:
         return ok, area
     need = np.asarray(pixels, dtype=np.int64).reshape(n)
-    lens = np.fromiter((len(s) for s in strings), dtype=np.int64, count=n)
+    lens = np.fromiter(map(len, strings), dtype=np.int64, count=n)
     ends = np.cumsum(lens)
     lo = 0
     while lo < n:

@@ -264,7 +264,7 @@ def _columns(data: bytes, field: str = "bbox") -> dict[str, Any] | None:
 def _segm_columns(recs: list[Any]) -> dict[str, Any] | None:
     """Columns of segm results whose every ``segmentation`` is a compressed RLE
     (``{"size": [h, w], "counts": "..."}``), else ``None`` (polygons, uncompressed RLE: the
-    validating loader). ``segm`` holds one ``{"size": [h, w], "counts": bytes}`` per row (the
+    validating loader). ``segm`` holds one ``{"size": (h, w), "counts": bytes}`` per row (the
     form :func:`iou_cli.geometry.masks.prepare_masks` checks and passes on without a copy);
     ``bbox`` is NaN when no row has one (on some rows only: ``None``)."""
     n = len(recs)
@@ -289,9 +289,10 @@ def _segm_columns(recs: list[Any]) -> dict[str, Any] | None:
         bbox = np.full((n, 4), np.nan)
     else:
         return None
+    # the decoded (h, w) tuples are kept as the sizes (a list each cost a third of this)
     masks = [
-        {"size": [h, w], "counts": c.encode()}
-        for (h, w), c in zip(sizes, map(attrgetter("counts"), segs), strict=True)
+        {"size": hw_, "counts": c.encode()}
+        for hw_, c in zip(sizes, map(attrgetter("counts"), segs), strict=True)
     ]
     return {
         "image_id": image_id,

@@ -298,7 +298,7 @@ def test_segm_results_columns() -> None:
     assert cols is not None
     assert cols["image_id"].tolist() == [1, 7] and cols["score"].tolist() == [0.5, 0.25]
     assert np.isnan(cols["bbox"]).all()
-    assert cols["segm"] == [{"size": [4, 5], "counts": b"3;5"}] * 2
+    assert cols["segm"] == [{"size": (4, 5), "counts": b"3;5"}] * 2
     boxed = [_segm(bbox=[1, 2, 3, 4]), _segm(bbox=[0, 0, 1.5, 2])]
     cols = read_results(json.dumps(boxed).encode(), field="segm")
     assert cols is not None and cols["bbox"].tolist() == [[1, 2, 3, 4], [0, 0, 1.5, 2]]
