@@ -95,38 +95,38 @@ def _chunk(  # noqa: C901
     if truncated.any():
         ok[nonempty[truncated]] = False
     more[str_end] = False  # never let a token run into the next string
-    tok_last = np.flatnonzero(~more)
-    del more
+    last = ~more
+    tok_last = np.flatnonzero(last)
+    # 5-bit digits, the last one of a token signed (bit 4): the token's value is then
+    # sum(v[k] << 5k), as rleFrString's "x |= -1 << 5k" gives it
+    sign = ((c >> 4) & 1) & last.view(np.uint8)
+    v = (c & 0x1F).astype(np.int8) - (sign << 5).astype(np.int8)
+    del last, sign
     tok_first = np.empty_like(tok_last)
     tok_first[0] = 0
     tok_first[1:] = tok_last[:-1] + 1
-    tok_len = tok_last - tok_first + 1
     n_tok = tok_first.shape[0]
     # tokens never cross strings: a non-empty string's tokens run from the one at its first
     # character to the next string's
     f = np.searchsorted(tok_first, ends[nonempty] - lens[nonempty])
-    m = np.diff(np.r_[f, n_tok])
-    long_tok = np.flatnonzero(tok_len > _MAX_TOKEN)
-    if long_tok.size:
-        ok[nonempty[np.searchsorted(f, long_tok, side="right") - 1]] = False
-    low = c & 0x1F
-    x = low[tok_first].astype(np.int64)
-    sel = np.flatnonzero(tok_len > 1)
+    m = np.diff(np.append(f, n_tok))
+    x = v[tok_first].astype(np.int64)
+    sel = np.flatnonzero(more[tok_first])  # tokens of 2 characters or more
     for k in range(1, _MAX_TOKEN):
-        if k > 1:
-            sel = sel[tok_len[sel] > k]
         if sel.size == 0:
             break
-        x[sel] += low[tok_first[sel] + k].astype(np.int64) << (5 * k)
-    neg = np.flatnonzero(c[tok_last] & 0x10)
-    x[neg] -= np.left_shift(1, 5 * np.minimum(tok_len[neg], _MAX_TOKEN + 1))
-    del tok_first, tok_last, tok_len, low, c
+        at = tok_first[sel] + k
+        x[sel] += v[at].astype(np.int64) << (5 * k)
+        sel = sel[more[at]]
+    if sel.size:  # longer than _MAX_TOKEN characters
+        ok[nonempty[np.searchsorted(f, sel, side="right") - 1]] = False
+    del tok_first, tok_last, v, c, more
     run0 = x[f]
     good = (run0 >= 0) & (run0 < _RUN_LIMIT)
     covered = run0.copy()
     odd_sum = np.zeros(f.shape[0], dtype=np.int64)
     for q in (0, 1):
-        h = np.cumsum(x[q::2])
+        h = np.cumsum(np.ascontiguousarray(x[q::2]))  # (a strided cumsum is 3x slower)
         even_here = (f & 1) == q  # the chain j = 2, 4, ... lies in this half, else j = 1, 3, ...
         start = np.where(even_here, (f >> 1) + 1, (f + 1) >> 1)
         count = np.where(even_here, (m - 1) // 2, m // 2)

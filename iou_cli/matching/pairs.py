@@ -172,16 +172,39 @@ def pair_iou_segm(
         return out
     nd, ng = pair_d[near], pair_g[near]
     image = ds.pred.image[nd]
+    # each image's detections and ground truths (sorted, unique) and every pair's place in
+    # that image's matrix, for all images at once
+    dets, d_at = _per_image(image, nd, len(ds.pred))
+    gts, g_at = _per_image(image, ng, len(ds.gt))
     order = np.argsort(image, kind="stable")
-    near, nd, ng, image = near[order], nd[order], ng[order], image[order]
+    near, image, d_at, g_at = near[order], image[order], d_at[order], g_at[order]
     cut = np.flatnonzero(np.r_[True, image[1:] != image[:-1], True])
+    d_rows, g_rows = dets[1].tolist(), gts[1].tolist()
     crowd = ds.gt.iscrowd
-    for lo, hi in zip(cut[:-1].tolist(), cut[1:].tolist(), strict=False):
-        dets, di = np.unique(nd[lo:hi], return_inverse=True)
-        gts, gi = np.unique(ng[lo:hi], return_inverse=True)
-        m = group_iou([pm[r] for r in dets.tolist()], [gm[r] for r in gts.tolist()], crowd[gts])
-        out[near[lo:hi]] = m[di, gi]
+    d_lo, g_lo = _starts(dets[0]), _starts(gts[0])
+    for k, (lo, hi) in enumerate(zip(cut[:-1].tolist(), cut[1:].tolist(), strict=False)):
+        a, b = d_lo[k], d_lo[k + 1]
+        c, e = g_lo[k], g_lo[k + 1]
+        m = group_iou(
+            [pm[r] for r in d_rows[a:b]], [gm[r] for r in g_rows[c:e]], crowd[gts[1][c:e]]
+        )
+        out[near[lo:hi]] = m[d_at[lo:hi] - a, g_at[lo:hi] - c]
     return out
+
+
+def _per_image(
+    image: IntArray, rows: IntArray, n: int
+) -> tuple[tuple[IntArray, IntArray], IntArray]:
+    """The distinct (image, row) pairs sorted by image then row, as ``(images, rows)``, and
+    each input position's index into them."""
+    key = image.astype(np.int64) * max(n, 1) + rows
+    uniq, at = np.unique(key, return_inverse=True)
+    return (uniq // max(n, 1), uniq % max(n, 1)), at.reshape(-1)
+
+
+def _starts(images: IntArray) -> list[int]:
+    """Where each image's run starts in ``images`` (sorted), and its end."""
+    return np.flatnonzero(np.r_[True, images[1:] != images[:-1], True]).tolist()
 
 
 def _may_reach(
