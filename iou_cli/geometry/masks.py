@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -259,15 +260,21 @@ def _compressed_rles(
     n = len(raw)
     if n == 0 or set(map(type, raw)) != {dict}:
         return None
-    counts = [m.get("counts") for m in raw]
-    sizes = [m.get("size") for m in raw]
+    try:
+        counts = list(map(itemgetter("counts"), raw))
+        sizes = list(map(itemgetter("size"), raw))
+    except KeyError:
+        return None
     kinds = set(map(type, counts))
     if not kinds <= {str, bytes} or not set(map(type, sizes)) <= {list, tuple}:
         return None
-    if set(map(len, sizes)) != {2} or set(map(type, chain.from_iterable(sizes))) != {int}:
+    if set(map(len, sizes)) != {2}:
+        return None
+    flat = list(chain.from_iterable(sizes))
+    if set(map(type, flat)) != {int}:
         return None
     try:
-        hw = np.fromiter(chain.from_iterable(sizes), np.int64, 2 * n).reshape(n, 2)
+        hw = np.array(flat, dtype=np.int64).reshape(n, 2)
     except OverflowError:  # beyond 64 bits: the per-mask path says so
         return None
     img = side.boxes.image
