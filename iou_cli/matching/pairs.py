@@ -183,12 +183,12 @@ def pair_iou_segm(
     crowd = ds.gt.iscrowd
     d_lo, g_lo = _starts(dets[0]), _starts(gts[0])
     for k, (lo, hi) in enumerate(zip(cut[:-1].tolist(), cut[1:].tolist(), strict=False)):
-        a, b = d_lo[k], d_lo[k + 1]
-        c, e = g_lo[k], g_lo[k + 1]
+        d0, d1 = d_lo[k], d_lo[k + 1]
+        g0, g1 = g_lo[k], g_lo[k + 1]
         m = group_iou(
-            [pm[r] for r in d_rows[a:b]], [gm[r] for r in g_rows[c:e]], crowd[gts[1][c:e]]
+            [pm[r] for r in d_rows[d0:d1]], [gm[r] for r in g_rows[g0:g1]], crowd[gts[1][g0:g1]]
         )
-        out[near[lo:hi]] = m[d_at[lo:hi] - a, g_at[lo:hi] - c]
+        out[near[lo:hi]] = m[d_at[lo:hi] - d0, g_at[lo:hi] - g0]
     return out
 
 
