@@ -43,7 +43,12 @@ _PLAIN = {int, float}
 
 
 def _is_num(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an integer beyond any float
+        return False
 
 
 def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
@@ -60,12 +65,16 @@ def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
             return f"[{j}]: polygon with an odd number of coordinates ({len(poly)})"
         if len(poly) < 6:
             return f"[{j}]: polygon with {len(poly) // 2} points, expected >= 3"
-        if (
-            set(map(type, poly)) <= _PLAIN
-            and all(map(math.isfinite, poly))
-            and -reach <= min(poly)
-            and max(poly) <= reach
-        ):
+        try:
+            fine = (
+                set(map(type, poly)) <= _PLAIN
+                and all(map(math.isfinite, poly))
+                and -reach <= min(poly)
+                and max(poly) <= reach
+            )
+        except OverflowError:  # an integer beyond any float (in-memory input)
+            fine = False
+        if fine:
             continue  # the common case, checked at C speed
         if not all(_is_num(v) for v in poly):
             bad = next(i for i, v in enumerate(poly) if not _is_num(v))
@@ -77,6 +86,41 @@ def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
                 f"image (at most {reach} pixels away)"
             )
     return None
+
+
+def _polygons_ok(
+    raw: list[Any],
+    rows: list[int],
+    image: npt.NDArray[np.int64],
+    hs: npt.NDArray[np.int64],
+    ws: npt.NDArray[np.int64],
+) -> bool:
+    """Whether every mask of ``rows`` (lists) passes :func:`_check_polygons` for its image,
+    judged for all of them at once; ``False`` sends them through the per-mask check (which
+    locates the first problem), as does an empty list or an image of unknown size."""
+    masks = [raw[i] for i in rows]
+    if not all(masks):
+        return False
+    polys = list(chain.from_iterable(masks))
+    if set(map(type, polys)) != {list}:
+        return False
+    lens = np.fromiter(map(len, polys), np.int64, len(polys))
+    if (lens % 2).any() or (lens < 6).any():
+        return False
+    coords = list(chain.from_iterable(polys))
+    if not set(map(type, coords)) <= _PLAIN:
+        return False
+    img = image[np.asarray(rows, dtype=np.int64)]
+    h, w = hs[img], ws[img]
+    if (h < 0).any():
+        return False
+    try:
+        xy = np.array(coords, dtype=np.float64)
+    except OverflowError:  # an integer beyond any float
+        return False
+    reach = 2 * np.maximum(np.maximum(h, w), 1) + 1024
+    per_poly = np.repeat(reach, np.fromiter(map(len, masks), np.int64, len(masks)))
+    return bool((np.abs(xy) <= np.repeat(per_poly, lens)).all())
 
 
 # --------------------------------------------------------------------------------------
@@ -133,12 +177,19 @@ def _convert_side(  # noqa: C901
         side.areas = fast[1]
         return fast[0]
     out: list[RLE | None] = [None] * n
-    polygons: dict[int, list[int]] = {}  # image -> rows holding checked polygons
+    polygons: dict[tuple[int, int], list[int]] = {}  # image size -> rows of checked polygons
     compressed: list[int] = []
     comp_strings: list[bytes] = []
     images = boxes.image.tolist()
     hs_l, ws_l = hs.tolist(), ws.tolist()
-    for i in range(n):
+    rows: Sequence[int] = range(n)
+    listed = [i for i, m in enumerate(raw) if type(m) is list]
+    if listed and _polygons_ok(raw, listed, boxes.image, hs, ws):
+        for i in listed:  # checked all at once: only grouped by image size here
+            img = images[i]
+            polygons.setdefault((hs_l[img], ws_l[img]), []).append(i)
+        rows = [i for i, m in enumerate(raw) if type(m) is not list]
+    for i in rows:
         segm = raw[i]
         img = images[i]
         h, w = hs_l[img], ws_l[img]
@@ -173,7 +224,7 @@ def _convert_side(  # noqa: C901
             if problem is not None:
                 suffix, _, reason = problem.partition(": ")
                 raise side.fail(i, reason, suffix)
-            polygons.setdefault(img, []).append(i)
+            polygons.setdefault((h, w), []).append(i)
             continue
         if not isinstance(segm, dict):
             raise side.fail(i, f"expected a list of polygons or an RLE object, got {kind_of(segm)}")
@@ -211,16 +262,16 @@ def _convert_side(  # noqa: C901
             )
     if compressed:
         _check_strings(side, np.asarray(compressed, dtype=np.int64), comp_strings, hs, ws)
-    for img, rows in polygons.items():
-        _rasterise(out, raw, rows, hs_l[img], ws_l[img])
+    for (h, w), same_size in polygons.items():
+        _rasterise(out, raw, same_size, h, w)
     return out  # type: ignore[return-value]
 
 
 def _rasterise(out: list[RLE | None], raw: list[Any], rows: list[int], h: int, w: int) -> None:
-    """``COCO.annToRLE`` of the polygon masks ``rows`` of one image: all their polygons in
-    one ``frPyObjects`` call (each polygon is rasterised on its own: the same RLEs as one
-    call per mask), then ``merge`` per mask of several polygons (of one: its RLE as is,
-    which is what ``merge`` of one returns)."""
+    """``COCO.annToRLE`` of the polygon masks ``rows`` of images of one size: all their
+    polygons in one ``frPyObjects`` call (each polygon is rasterised on its own: the same
+    RLEs as one call per mask), then ``merge`` per mask of several polygons (of one: its RLE
+    as is, which is what ``merge`` of one returns)."""
     from pycocotools import mask as mask_utils
 
     flat = [poly for r in rows for poly in raw[r]]

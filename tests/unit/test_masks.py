@@ -527,3 +527,41 @@ def test_encode_runs_is_pycocotools_encoding() -> None:
     change = np.flatnonzero(np.diff(np.concatenate(([0], flat, [1 - flat[-1]]))))
     runs = [int(v) for v in np.diff(np.concatenate(([0], change)))]
     assert _encode_runs(runs) == r["counts"]
+
+
+def test_polygon_side_check_agrees_with_the_per_mask_check() -> None:
+    """The all-at-once polygon check (``_polygons_ok``) passes a side exactly when every mask
+    passes the per-mask check that locates problems."""
+    from iou_cli.geometry.masks import _check_polygons, _polygons_ok
+
+    rng = np.random.default_rng(5)
+    good = [[0.0, 0.0, 5.0, 0.0, 5.0, 4.0], [1, 1, 3, 1, 3, 3, 1, 3]]
+    bad_values: list[Any] = [float("nan"), float("inf"), 10**400, 1e9, -1e9, True, "1", None]
+    hs = np.array([10, -1], dtype=np.int64)
+    ws = np.array([20, -1], dtype=np.int64)
+    for _ in range(300):
+        raw: list[Any] = [[list(p) for p in good[: int(rng.integers(1, 3))]] for _ in range(4)]
+        image = np.zeros(4, dtype=np.int64)
+        r = rng.random()
+        k = int(rng.integers(0, 4))
+        if r < 0.3:
+            raw[k][0][int(rng.integers(0, 6))] = bad_values[int(rng.integers(0, len(bad_values)))]
+        elif r < 0.4:
+            raw[k][0] = raw[k][0][:4]  # 2 points
+        elif r < 0.5:
+            raw[k][0] = raw[k][0][:5]  # odd
+        elif r < 0.55:
+            raw[k] = []
+        elif r < 0.6:
+            raw[k][0] = (1, 2, 3, 4, 5, 6)  # not a list
+        elif r < 0.65:
+            image[k] = 1  # an image of unknown size
+        want = all(
+            raw[i]
+            and isinstance(raw[i], list)
+            and hs[image[i]] >= 0
+            and all(isinstance(p, list) for p in raw[i])
+            and _check_polygons(raw[i], int(hs[image[i]]), int(ws[image[i]])) is None
+            for i in range(4)
+        )
+        assert _polygons_ok(raw, [0, 1, 2, 3], image, hs, ws) == want
