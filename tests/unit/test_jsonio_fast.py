@@ -88,4 +88,19 @@ def test_long_digit_runs_in_strings_and_floats_are_fine() -> None:
 
 def test_outside_strings_counts_are_exact() -> None:
     text = b'{"a\\"[": ["{", "\\\\", {"b" : "x\\\\\\"{"}], "c":1}'
-    assert jsonio._outside_strings(text) == (3, 3)
+    assert jsonio._outside_strings(text) == (3, 3, False)
+
+
+def test_digit_runs_inside_strings_keep_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (
+        b'{"c": "[:00000000000000000000]", "e": "1e999", "d": [1, 2], "f": "-1234567890123456789"}'
+    )
+    _no_slow(monkeypatch)
+    assert parse_json("f.json", text) == json.loads(text)
+
+
+def test_an_integer_after_digit_runs_in_strings_is_still_refused() -> None:
+    text = b'{"c": "[:00000000000000000000]", "n": [1, 12345678901234567]}'
+    with pytest.raises(InputError, match="beyond 2\\*\\*53") as exc:
+        parse_json("f.json", text)
+    assert exc.value.where == "n[1]"
