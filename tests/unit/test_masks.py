@@ -535,7 +535,7 @@ def test_polygon_side_check_agrees_with_the_per_mask_check() -> None:
     from iou_cli.geometry.masks import _check_polygons, _polygons_ok
 
     rng = np.random.default_rng(5)
-    good = [[0.0, 0.0, 5.0, 0.0, 5.0, 4.0], [1, 1, 3, 1, 3, 3, 1, 3]]
+    good: list[list[float]] = [[0.0, 0.0, 5.0, 0.0, 5.0, 4.0], [1, 1, 3, 1, 3, 3, 1, 3]]
     bad_values: list[Any] = [float("nan"), float("inf"), 10**400, 1e9, -1e9, True, "1", None]
     hs = np.array([10, -1], dtype=np.int64)
     ws = np.array([20, -1], dtype=np.int64)
