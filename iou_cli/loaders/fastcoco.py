@@ -119,7 +119,7 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     }
 
 
-_KPT_ROWS = 8192  # rows whose numbers are decoded at once (a few MB of floats alive at a time)
+_KPT_ROWS = 256  # rows decoded at once: their floats stay in the allocator's warm arenas
 
 
 def _keypoint_numbers(raws: list[Any]) -> npt.NDArray[np.float64] | None:
@@ -127,31 +127,29 @@ def _keypoint_numbers(raws: list[Any]) -> npt.NDArray[np.float64] | None:
     row is a flat list of the same count (a multiple of 3) of numbers.
 
     Rows are decoded a slice at a time (one typed decode of the slice's lists joined into
-    one), each slice's floats copied into the array and freed before the next: the peak is
-    one slice's Python floats, not all of them (a pose file holds ~50 numbers per row)."""
+    one list of lists), each slice's floats copied into the array and freed before the next:
+    the peak is one slice's Python floats, not all of them (~50 numbers a row)."""
     import msgspec
 
     n = len(raws)
-    rows = [bytes(r) for r in raws[:1]]
-    commas = rows[0].count(b",")
-    m = commas + 1 if rows[0].strip(b"[] \t\r\n") else 0
-    if m == 0 or m % 3:
-        return None
-    out = np.empty(n * m, dtype=np.float64)
-    dec = msgspec.json.Decoder(list[float])
+    out: npt.NDArray[np.float64] | None = None
+    m = 0
+    dec = msgspec.json.Decoder(list[list[float]])
     for a in range(0, n, _KPT_ROWS):
-        # msgspec's Raw spans the value exactly; a row with another count of numbers has
-        # another count of commas, a nested list or a non-number fails the typed decode
-        rows = [bytes(r) for r in raws[a : a + _KPT_ROWS]]
-        if not all(r[:1] == b"[" and r[-1:] == b"]" and r.count(b",") == commas for r in rows):
-            return None
-        try:
-            flat = dec.decode(b"[" + b",".join([memoryview(r)[1:-1] for r in rows]) + b"]")
+        try:  # a Raw is a buffer: joined without a copy of each row
+            rows = dec.decode(b"[" + b",".join(raws[a : a + _KPT_ROWS]) + b"]")
         except msgspec.DecodeError:
             return None
-        if len(flat) != m * len(rows):
+        if out is None:
+            m = len(rows[0])
+            if m == 0 or m % 3:
+                return None
+            out = np.empty(n * m, dtype=np.float64)
+        if set(map(len, rows)) != {m}:
             return None
-        out[a * m : (a + len(rows)) * m] = flat
+        out[a * m : (a + len(rows)) * m] = np.fromiter(
+            chain.from_iterable(rows), np.float64, m * len(rows)
+        )
     return out
 
 
