@@ -235,6 +235,7 @@ class Skeleton:
     sigmas: FloatArray | None = None
     source: str = ""
     resolved: bool = False  # sigmas final: (1, K) or (C, K), no NaN (prepare_keypoints)
+    dims: int = 3  # values per keypoint in the labels (YOLO-pose kpt_shape [K, 2] says 2)
 
 
 @dataclass
