@@ -15,12 +15,14 @@ from .params import (
     ImageMapOpt,
     ImageSizeOpt,
     ImagesOpt,
+    IouTypeOpt,
     NamesOpt,
     OutputOpt,
     PredFormatOpt,
     PredIdsOpt,
     PredNamesOpt,
     QuietOpt,
+    SigmasOpt,
     SplitOpt,
     UnknownOpt,
     VocOriginOpt,
@@ -31,6 +33,7 @@ from .stdio import PROG, StdoutFailed, console, stderr_line, warn, write_stdout
 EXPLAIN_EXAMPLES = """Examples:
   iou-eval explain preds.json gt.json --to ultralytics   # why yolo val differs from COCO AP
   iou-eval explain preds.json gt.json --to voc -o markdown
+  iou-eval explain preds.json gt.json --iou-type keypoints   # yolo val pose vs COCO OKS AP
 """
 
 
@@ -50,6 +53,8 @@ def explain_cmd(
         ),
     ] = "ultralytics",
     output: OutputOpt = None,
+    iou_type: IouTypeOpt = "bbox",
+    sigmas: SigmasOpt = None,
     pred_format: PredFormatOpt = None,
     gt_format: GtFormatOpt = None,
     names: NamesOpt = None,
@@ -66,9 +71,11 @@ def explain_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """Why two protocols' numbers differ: switch one convention at a time (crowds, maxDets,
-    matching rule, float32, tie order, AP integral) and show each step's effect; the steps
-    add up to the difference between the two protocols' own results."""
+    matching rule, float32, tie order, AP integral; for keypoints also the OKS area, the
+    rule for unlabelled ground truths and the sigmas) and show each step's effect; the
+    steps add up to the difference between the two protocols' own results."""
     from ..analysis.explain import explain_files
+    from ..loaders.keypoints import read_sigmas
     from ..text import term
 
     out = resolve_output(output)
@@ -89,6 +96,8 @@ def explain_cmd(
         split=split,
         image_map=image_map,
         voc_origin=voc_origin,
+        iou_type=iou_type,
+        sigmas=None if sigmas is None else tuple(read_sigmas(sigmas)[0]),
     )
     if not quiet:
         for line in info:

@@ -117,11 +117,11 @@ def run_pose_scene(scene: dict) -> dict:
     if scene.get("kpt_oks_sigmas"):
         v.data["kpt_oks_sigmas"] = scene["kpt_oks_sigmas"]
     detection_init = DetectionValidator.init_metrics
-    DetectionValidator.init_metrics = lambda self, model: None  # type: ignore[method-assign]
+    DetectionValidator.init_metrics = lambda self, model: None
     try:
         PoseValidator.init_metrics(v, None)
     finally:
-        DetectionValidator.init_metrics = detection_init  # type: ignore[method-assign]
+        DetectionValidator.init_metrics = detection_init
     metrics = PoseMetrics(names={i: f"c{i}" for i in range(nc)})
     correct, correct_p, oks_out = [], [], []
     for n, im in enumerate(scene["images"]):

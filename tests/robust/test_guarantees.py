@@ -293,9 +293,10 @@ def test_any_document_parses_as_json_loads(doc: Any) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    text=st.text(st.sampled_from("0123456789.eE+-, x\"[]"), max_size=60)
-    | st.lists(st.sampled_from(["1" * 15, "1" * 16, "9" * 20, "e", "E+", ".", "-", " ", "12"]))
-    .map("".join)
+    text=st.text(st.sampled_from('0123456789.eE+-, x"[]'), max_size=60)
+    | st.lists(st.sampled_from(["1" * 15, "1" * 16, "9" * 20, "e", "E+", ".", "-", " ", "12"])).map(
+        "".join
+    )
 )
 def test_the_suspicious_number_prefilter_is_the_regex(text: str) -> None:
     # the fast prefilter of the number check never disagrees with the regex it guards
