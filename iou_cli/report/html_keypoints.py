@@ -61,10 +61,7 @@ def keypoint_section(
         f'style="width:{_W:.0f}px;max-width:100%">'
         f"<figcaption>{esc(caption)}</figcaption></figure>"
     )
-    return (
-        f"<section><h2>{head}</h2>{fig}{table}"
-        f'<p class="note">{note}</p></section>'
-    )
+    return f'<section><h2>{head}</h2>{fig}{table}<p class="note">{note}</p></section>'
 
 
 def colour(within: Any) -> str:
