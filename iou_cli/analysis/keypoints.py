@@ -29,9 +29,17 @@ VISIBLE_THR = 0.5  # a predicted keypoint with third value >= this is "predicted
 
 
 def per_keypoint(
-    ds: Any, table: Any, t: int, *, score_thr: float, visible_thr: float = VISIBLE_THR
+    ds: Any,
+    table: Any,
+    t: int,
+    *,
+    score_thr: float,
+    visible_thr: float = VISIBLE_THR,
+    area: Any = None,
 ) -> dict[str, Any]:
-    """The ``per_keypoint`` section (see the module docstring) at threshold index ``t``."""
+    """The ``per_keypoint`` section (see the module docstring) at threshold index ``t``;
+    ``area``: each ground truth's object area as the protocol's OKS takes it (default the
+    annotated ``area``; Ultralytics: 0.53 x the box area)."""
     from ..geometry.oks import pair_terms
     from ..matching.pairs import kpt_boxes, sigma_table
 
@@ -46,7 +54,7 @@ def per_keypoint(
     sig = sigmas[0] if sigmas.shape[0] == 1 else sigmas[gt.category[g_rows]]
     g_kp = gt.keypoints[g_rows] if gt.keypoints is not None else np.zeros((0, k, 3))
     p_kp = pred.keypoints[d_rows] if pred.keypoints is not None else np.zeros((0, k, 3))
-    area = gt.area[g_rows]
+    area = (gt.area if area is None else np.asarray(area, dtype=np.float64))[g_rows]
     terms = pair_terms(p_kp, g_kp, area, box, sig)
     sim = np.exp(-terms.e)  # (P, K)
     labelled = g_kp[:, :, 2] > 0

@@ -407,6 +407,18 @@ class UltralyticsPoseEvaluation(UltralyticsEvaluation):
         box = _means(self.box_curves, SUMMARY_KEYS) if self.box_curves is not None else {}
         return {**box, **pose}
 
+    def matches(self) -> Matches:
+        """The ``--matches`` rows at the operating point (``oks`` = ``iou``: Ultralytics')."""
+        m = super().matches()
+        m.columns["oks"] = m.columns["iou"]
+        return m
+
+    def oks_area(self) -> FloatArray:
+        """Each ground truth's object area as its OKS takes it: 0.53 x the box area."""
+        from ..geometry.oks_f32 import box_area_f32
+
+        return box_area_f32(self.dataset.gt.xyxy).astype(np.float64)
+
     def result(self) -> Result:
         res = super().result()
         res.params["iou_type"] = "keypoints"
@@ -439,7 +451,7 @@ def run_ultralytics_pose(
     order, taken, taken_iou = match(ds, sim=pose_similarity(ds))
     conf = ds.pred.score.astype(np.float32)[order]
     curves = accumulate(taken >= 0, conf, ds.pred.category[order], ds.gt.category)
-    params = dict(base.params, sigma_source=sigma_table(ds)[1])
+    params = dict(base.params, sigma_source=sigma_table(ds)[1], iou_type="keypoints")
     return UltralyticsPoseEvaluation(
         protocol="ultralytics",
         params=params,

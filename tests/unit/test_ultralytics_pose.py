@@ -14,6 +14,7 @@ from iou_cli.api import evaluate
 from iou_cli.errors import UsageError
 from iou_cli.geometry.oks import COCO_SIGMAS
 from iou_cli.geometry.oks_f32 import OKS_SIGMA, box_area_f32, default_sigmas, oks_f32, sigmas_f32
+from iou_cli.protocols.ultralytics import UltralyticsPoseEvaluation
 
 
 def test_oks_by_hand() -> None:
@@ -77,3 +78,26 @@ def test_two_value_labels_negative_is_unlabelled(tmp_path: Path) -> None:
     for protocol, key, best in (("coco", "AP", 1.0), ("ultralytics", "metrics/mAP50-95(P)", 0.995)):
         r = evaluate(p, g, iou_type="keypoints", image_size=(100, 100), protocol=protocol)
         assert r.summary[key] == pytest.approx(best), protocol
+
+
+def test_per_keypoint_under_ultralytics_uses_its_oks() -> None:
+    # --per-keypoint reads the pose matches and Ultralytics' OKS (area 0.53 x box): the
+    # keypoints' parts of the OKS lost add up to 1 - the mean OKS of those true positives
+    # (float32 OKS against the float64 terms: 1e-6)
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(4, with_bbox=True)
+    r = evaluate(dets, gt, iou_type="keypoints", protocol="ultralytics", per_keypoint=True)
+    ev = r.evaluation
+    assert isinstance(ev, UltralyticsPoseEvaluation)
+    kp = r.analyses["per_keypoint"]
+    t = ev.op_t
+    score = ev.dataset.pred.score[ev.order]
+    tp = (ev.taken[:, t] >= 0) & (score >= (ev.score_thr or -np.inf))
+    assert kp["n_pairs"] == int(tp.sum()) > 0
+    mean_oks = float(ev.taken_iou[tp, t].astype(np.float64).mean())
+    lost = sum(row["oks_lost"] for row in kp["keypoints"])
+    assert abs(lost - (1 - mean_oks)) <= 1e-6
+    # pycocotools' annotated areas would give another split
+    c = evaluate(dets, gt, iou_type="keypoints", per_keypoint=True)
+    assert c.analyses["per_keypoint"]["keypoints"] != kp["keypoints"]
