@@ -123,6 +123,21 @@ def test_sigmas_file_and_yolo_pose(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "kpt_oks_sigmas" in err2 and "0.53" in err2
 
 
+def test_compare_under_ultralytics_keypoints_has_no_box_intervals(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Ultralytics' intervals re-run the devkit matching by box IoU: on keypoints that would
+    # be intervals of another matching, so there are none (said on stderr)
+    a, g = str(KP / "coco" / "preds.json"), str(KP / "coco" / "gt.json")
+    args = ["compare", a, a, g, "--iou-type", "keypoints", "--protocol", "ultralytics"]
+    code, out, err = run([*args, "-o", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["metrics"]["metrics/mAP50-95(P)"]["delta"] == 0.0
+    assert all(m.get("ci_low") is None for m in doc["metrics"].values())
+    assert "no bootstrap for protocol ultralytics on keypoints" in err
+
+
 def test_compare_on_keypoints_with_sigmas(capsys: pytest.CaptureFixture[str]) -> None:
     yolo = KP / "yolo"
     common = [
