@@ -9,6 +9,7 @@ import typer
 
 from .output import resolve_output
 from .params import (
+    AngleUnitOpt,
     DebugOpt,
     GtFormatOpt,
     GtNamesOpt,
@@ -53,8 +54,6 @@ def explain_cmd(
         ),
     ] = "ultralytics",
     output: OutputOpt = None,
-    iou_type: IouTypeOpt = "bbox",
-    sigmas: SigmasOpt = None,
     pred_format: PredFormatOpt = None,
     gt_format: GtFormatOpt = None,
     names: NamesOpt = None,
@@ -67,13 +66,17 @@ def explain_cmd(
     split: SplitOpt = None,
     image_map: ImageMapOpt = None,
     voc_origin: VocOriginOpt = 0,
+    iou_type: IouTypeOpt = "bbox",
+    angle_unit: AngleUnitOpt = "rad",
+    sigmas: SigmasOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Why two protocols' numbers differ: switch one convention at a time (crowds, maxDets,
-    matching rule, float32, tie order, AP integral; for keypoints also the OKS area, the
-    rule for unlabelled ground truths and the sigmas) and show each step's effect; the
-    steps add up to the difference between the two protocols' own results."""
+    matching rule, float32, tie order, AP integral; rotated boxes: polygon IoU -> probiou;
+    keypoints: the OKS area, the rule for unlabelled ground truths and the sigmas) and show
+    each step's effect; the steps add up to the difference between the two protocols' own
+    results."""
     from ..analysis.explain import explain_files
     from ..loaders.keypoints import read_sigmas
     from ..text import term
@@ -97,6 +100,7 @@ def explain_cmd(
         image_map=image_map,
         voc_origin=voc_origin,
         iou_type=iou_type,
+        angle_unit=angle_unit,
         sigmas=None if sigmas is None else tuple(read_sigmas(sigmas)[0]),
     )
     if not quiet:

@@ -31,15 +31,11 @@ MAX_SAFE_INT = 2**53
 _KEY_WS = re.compile(rb'"[ \t\r\n]+:')
 # an integer of 16+ digits (not the fraction of a float), or a 3+-digit exponent
 _NUM = re.compile(rb"(?<![\d.])\d{16,}(?![\d.eE])|[eE][+]?\d{3,}")
-# _NUM's prefilter: digits -> "0", "." kept, "e"/"E" -> "e", "+" kept, anything else -> " ".
-# _NUM can match only where the mapped text holds one of _NUM_NEEDLES (or starts with 16
-# digits), and a substring search is ~30x faster than the regex's look-behind at every digit
-_NUM_KEEP = b"0123456789.eE+"
-_NUM_MAP = bytes.maketrans(
-    _NUM_KEEP + bytes(c for c in range(256) if c not in _NUM_KEEP),
-    b"0000000000.ee+" + b" " * (256 - len(_NUM_KEEP)),
-)
-_NUM_NEEDLES = tuple(lead + b"0" * 16 for lead in (b" ", b"e", b"+")) + (b"e000", b"e+000")
+# a superset of what _NUM can match, found with bytes.translate and substring searches
+# (C speed: ~20 ms on 9 MB where _NUM's look-behind scan takes ~300 ms); _NUM runs only
+# when one of these is present
+_DIGITS_TO_0 = bytes.maketrans(b"123456789E", b"000000000e")
+_NUM_HINTS = (b"0" * 16, b"e000", b"e+000")
 _CONSTANT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(?:-?Infinity|NaN)')
 _LONG_INT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\d{4301,}')
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
@@ -110,11 +106,12 @@ def parse_json(path: str, data: bytes) -> Any:
 
 
 def _suspicious_number(data: bytes) -> bool:
-    """``_NUM.search(data)``, the regex run only where the mapped text says it can match."""
-    mapped = data.translate(_NUM_MAP)
-    if mapped.startswith(b"0" * 16) or any(n in mapped for n in _NUM_NEEDLES):
-        return _NUM.search(data) is not None
-    return False
+    """``_NUM.search(data)``, with the regular expression run only when a cheap superset
+    test finds 16 digits in a row or a 3-digit exponent."""
+    folded = data.translate(_DIGITS_TO_0)
+    if not any(h in folded for h in _NUM_HINTS):
+        return False
+    return _NUM.search(data) is not None
 
 
 def _stats(doc: Any) -> tuple[int, int, int]:
