@@ -283,8 +283,8 @@ def explain_files(
         raise UsageError(f"--to: expected one of {', '.join(TARGETS)}, got {target!r}")
     if iou_type not in ("bbox", "obb", "keypoints"):
         raise UsageError(
-            f"explain walks between protocols on --iou-type bbox, obb or keypoints, got "
-            f"{iou_type!r}",
+            "explain walks between protocols on --iou-type bbox or obb (boxes) or keypoints "
+            f"(OKS), got {iou_type!r}",
             option="iou_type",
         )
     from ..api import load_pair, read_line
