@@ -148,8 +148,10 @@ def load_pair(pred: Source, gt: Source | GroundTruth, opts: LoadOptions) -> Data
         ds = prepare_masks(ds)
     elif opts.iou_type == "keypoints":
         from .geometry.oks import prepare_keypoints
+        from .protocols import get_protocol
 
-        ds = prepare_keypoints(ds, opts.sigmas)
+        fallback = get_protocol(opts.protocol or "coco").sigma_default
+        ds = prepare_keypoints(ds, opts.sigmas, fallback=fallback)
     return ds
 
 

@@ -240,6 +240,7 @@ class Skeleton:
     sigmas: FloatArray | None = None
     source: str = ""
     resolved: bool = False  # sigmas final: (1, K) or (C, K), no NaN (prepare_keypoints)
+    dims: int = 3  # values per keypoint in the labels (YOLO-pose kpt_shape [K, 2] says 2)
 
 
 @dataclass
@@ -535,6 +536,12 @@ def fingerprint(ds: Dataset) -> str:
     h.update(np.ascontiguousarray(g.difficult).tobytes())
     if g.obb is not None:  # rotated boxes: their corners decide the IoU
         h.update(np.ascontiguousarray(g.obb).tobytes())
+    if g.keypoints is not None:  # keypoints: OKS reads them, their flags and the sigmas
+        h.update(b"kpt|" + np.ascontiguousarray(g.keypoints).tobytes())
+        if g.num_keypoints is not None:
+            h.update(np.ascontiguousarray(g.num_keypoints).tobytes())
+        if ds.skeleton is not None and ds.skeleton.sigmas is not None:
+            h.update(np.ascontiguousarray(ds.skeleton.sigmas).tobytes())
     h.update(repr([str(k) for k in ds.images.keys]).encode("utf-8", "replace"))
     pairs = [(str(i), n) for i, n in zip(ds.categories.ids, ds.categories.names, strict=True)]
     h.update(repr(pairs).encode("utf-8", "replace"))

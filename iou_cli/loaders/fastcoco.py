@@ -89,9 +89,9 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     validating loader says what is wrong and where). Adds ``keypoints`` (n, K, 3) to
     :func:`read_results`' columns; ``bbox`` is NaN where the rows give none.
 
-    The rows' ``keypoints`` are kept as raw JSON and decoded together as one flat list of
-    numbers (one typed decode instead of one list per row); a row that is not a flat list of
-    numbers makes that decode fail, and the per-row counts must add up."""
+    The rows' ``keypoints`` are kept as raw JSON and decoded a slice of rows at a time as one
+    flat list of numbers (one typed decode instead of one list per row); a row that is not a
+    flat list of numbers makes that decode fail, and each row's count must be the first's."""
     import msgspec
 
     if data.startswith(b"\xef\xbb\xbf"):
@@ -103,32 +103,17 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     n = len(recs)
     if n == 0:
         return None
-    raws = [bytes(r).strip() for r in map(attrgetter("keypoints"), recs)]
-    if not all(r[:1] == b"[" and r[-1:] == b"]" for r in raws):
+    kp_flat = _keypoint_numbers(list(map(attrgetter("keypoints"), recs)))
+    if kp_flat is None:
         return None
-    inner = [r[1:-1] for r in raws]
-    del raws
-    lengths = np.fromiter((x.count(b",") + 1 if x.strip() else 0 for x in inner), np.int64, n)
-    m = int(lengths[0])
-    if m == 0 or m % 3 or (lengths != m).any():
-        return None
-    joined = b"[" + b",".join(inner) + b"]"
-    del inner
-    try:
-        flat = msgspec.json.decode(joined, type=list[float])
-    except msgspec.DecodeError:
-        return None
-    del joined
-    if len(flat) != m * n:
-        return None
+    m = kp_flat.shape[0] // n
     try:
         image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
         category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
     except OverflowError:
         return None
     score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
-    kp = np.fromiter(flat, np.float64, m * n).reshape(n, m // 3, 3)
-    del flat
+    kp = kp_flat.reshape(n, m // 3, 3)
     boxes = list(map(attrgetter("bbox"), recs))
     has = [b is not None for b in boxes]
     if any(has) and not all(has):
@@ -148,6 +133,40 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
         "score": score,
         "keypoints": kp,
     }
+
+
+_KPT_ROWS = 256  # rows decoded at once: their floats stay in the allocator's warm arenas
+
+
+def _keypoint_numbers(raws: list[Any]) -> npt.NDArray[np.float64] | None:
+    """The numbers of every row's raw ``[x, y, v, ...]`` list, flat, or ``None`` unless every
+    row is a flat list of the same count (a multiple of 3) of numbers.
+
+    Rows are decoded a slice at a time (one typed decode of the slice's lists joined into
+    one list of lists), each slice's floats copied into the array and freed before the next:
+    the peak is one slice's Python floats, not all of them (~50 numbers a row)."""
+    import msgspec
+
+    n = len(raws)
+    out: npt.NDArray[np.float64] | None = None
+    m = 0
+    dec = msgspec.json.Decoder(list[list[float]])
+    for a in range(0, n, _KPT_ROWS):
+        try:  # a Raw is a buffer: joined without a copy of each row
+            rows = dec.decode(b"[" + b",".join(raws[a : a + _KPT_ROWS]) + b"]")
+        except msgspec.DecodeError:
+            return None
+        if out is None:
+            m = len(rows[0])
+            if m == 0 or m % 3:
+                return None
+            out = np.empty(n * m, dtype=np.float64)
+        if set(map(len, rows)) != {m}:
+            return None
+        out[a * m : (a + len(rows)) * m] = np.fromiter(
+            chain.from_iterable(rows), np.float64, m * len(rows)
+        )
+    return out
 
 
 def read_results(data: bytes, jobs: int = 1, *, field: str = "bbox") -> dict[str, Any] | None:
