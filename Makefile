@@ -142,7 +142,10 @@ report-check: $(STAMP)
 	$(BIN)/iou-eval sample_data/coco/preds.json sample_data/coco/gt.json -q -o json \
 		--report build/sample_report.html > /dev/null
 	$(BIN)/python -m tests.browser build/sample_report.html build/sample_report.png 2400
-	@echo "make report-check: look at build/sample_report.png"
+	$(BIN)/iou-eval sample_data/keypoints/coco/preds.json sample_data/keypoints/coco/gt.json \
+		--iou-type keypoints --per-keypoint -q -o json --report build/keypoint_report.html > /dev/null
+	$(BIN)/python -m tests.browser build/keypoint_report.html build/keypoint_report.png 2800
+	@echo "make report-check: look at build/sample_report.png and build/keypoint_report.png"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench/_data bench/_out

@@ -148,8 +148,10 @@ def load_pair(pred: Source, gt: Source | GroundTruth, opts: LoadOptions) -> Data
         ds = prepare_masks(ds)
     elif opts.iou_type == "keypoints":
         from .geometry.oks import prepare_keypoints
+        from .protocols import get_protocol
 
-        ds = prepare_keypoints(ds, opts.sigmas)
+        fallback = get_protocol(opts.protocol or "coco").sigma_default
+        ds = prepare_keypoints(ds, opts.sigmas, fallback=fallback)
     return ds
 
 
@@ -261,13 +263,14 @@ def evaluate(
     ):
         opts = replace(opts, load=replace(opts.load, jobs=1))
         ds.info.append("--jobs: analyses and --matches read the whole match table: one process")
-    from .state.build import FORMAT_PROTOCOLS
+    if opts.load.jobs != 1:
+        from .state.build import FORMAT_PROTOCOLS
 
-    if opts.load.jobs != 1 and opts.protocol not in FORMAT_PROTOCOLS:
-        opts = replace(opts, load=replace(opts.load, jobs=1))
-        ds.info.append(
-            f"--jobs: --protocol {opts.protocol} has no mergeable state yet: one process"
-        )
+        if opts.protocol not in FORMAT_PROTOCOLS:
+            opts = replace(opts, load=replace(opts.load, jobs=1))
+            ds.info.append(
+                f"--jobs: --protocol {opts.protocol} has no mergeable state yet: one process"
+            )
     result = evaluate_dataset(ds, opts)
     result.info.insert(0, read_line(ds, opts.iou_type))
     if opts.analyses.any or result.matches is not None:
@@ -316,9 +319,11 @@ def evaluate_dataset(ds: Dataset, options: RunOptions | None = None, **keywords:
     p = get_protocol(run.protocol)
     opts = run.protocol_options()
     try:
-        from .state.jobs import resolve_jobs
+        jobs = run.load.jobs
+        if jobs != 1:  # (one process needs none of the multiprocessing machinery imported)
+            from .state.jobs import resolve_jobs
 
-        jobs = resolve_jobs(run.load.jobs)
+            jobs = resolve_jobs(jobs)
         if jobs != 1:
             from .state.jobs import parallel_result
 

@@ -84,6 +84,11 @@ class Boxes:
     # x2 - x1 of ``xyxy`` may differ from w in the last bit)
     xywh: FloatArray | None = None
     obb: FloatArray | None = None
+    # segm: each mask's bounding box as pycocotools.mask.toBbox gives it, as corners
+    # (x, y, x + w, y + h); set by geometry.masks.prepare_masks (pairs whose mask boxes do
+    # not overlap have IoU 0 and are never given to the mask kernel)
+    mask_box: FloatArray | None = None
+    mask_area: FloatArray | None = None  # segm: each mask's pixel count (pycocotools' area)
 
     def __post_init__(self) -> None:
         """Every column (and ``masks``) has one row per box: checked here, once."""
@@ -173,7 +178,7 @@ class Boxes:
         return cols
 
 
-_OPTIONAL_COLUMNS = ("obb", "keypoints", "num_keypoints", "xywh")
+_OPTIONAL_COLUMNS = ("obb", "keypoints", "num_keypoints", "xywh", "mask_box", "mask_area")
 _BOX_COLUMNS = tuple(
     f.name for f in fields(Boxes) if f.name not in ("masks", "normalized", *_OPTIONAL_COLUMNS)
 )
@@ -235,6 +240,7 @@ class Skeleton:
     sigmas: FloatArray | None = None
     source: str = ""
     resolved: bool = False  # sigmas final: (1, K) or (C, K), no NaN (prepare_keypoints)
+    dims: int = 3  # values per keypoint in the labels (YOLO-pose kpt_shape [K, 2] says 2)
 
 
 @dataclass
@@ -530,6 +536,12 @@ def fingerprint(ds: Dataset) -> str:
     h.update(np.ascontiguousarray(g.difficult).tobytes())
     if g.obb is not None:  # rotated boxes: their corners decide the IoU
         h.update(np.ascontiguousarray(g.obb).tobytes())
+    if g.keypoints is not None:  # keypoints: OKS reads them, their flags and the sigmas
+        h.update(b"kpt|" + np.ascontiguousarray(g.keypoints).tobytes())
+        if g.num_keypoints is not None:
+            h.update(np.ascontiguousarray(g.num_keypoints).tobytes())
+        if ds.skeleton is not None and ds.skeleton.sigmas is not None:
+            h.update(np.ascontiguousarray(ds.skeleton.sigmas).tobytes())
     h.update(repr([str(k) for k in ds.images.keys]).encode("utf-8", "replace"))
     pairs = [(str(i), n) for i, n in zip(ds.categories.ids, ds.categories.names, strict=True)]
     h.update(repr(pairs).encode("utf-8", "replace"))

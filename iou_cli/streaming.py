@@ -75,8 +75,8 @@ def records_from_arrays(
     box_format: str,
 ) -> tuple[list[dict[str, Any]], list[Any]]:
     """COCO result records from per-image dicts of arrays (``boxes`` (N, 4) in
-    ``box_format``, ``scores``, ``labels``; ``image_id`` there or in ``targets``), and the
-    image ids in order."""
+    ``box_format``, ``scores``, ``labels``, optionally ``keypoints`` (N, K, 3); ``image_id``
+    there or in ``targets``), and the image ids in order."""
     recs: list[dict[str, Any]] = []
     ids: list[Any] = []
     if targets is not None and len(targets) != len(predictions):
@@ -102,8 +102,22 @@ def records_from_arrays(
                 f"update: predictions[{i}]: {boxes.shape[0]} boxes, {scores.shape[0]} scores, "
                 f"{labels.shape[0]} labels (expected one of each per prediction)"
             )
-        for b, s, c in zip(boxes.tolist(), scores.tolist(), labels.tolist(), strict=True):
-            recs.append({"image_id": img, "category_id": c, "bbox": b, "score": s})
+        kps: list[Any] = [None] * boxes.shape[0]
+        if "keypoints" in p:  # (N, K, 3) x, y, score (torchvision keypoint R-CNN, YOLO-pose)
+            kp = _array(p["keypoints"], "keypoints").astype(np.float64)
+            if kp.ndim != 3 or kp.shape[0] != boxes.shape[0] or kp.shape[2] not in (2, 3):
+                raise UsageError(
+                    f"update: predictions[{i}]: keypoints of shape {kp.shape}, expected "
+                    f"({boxes.shape[0]}, K, 3) (x, y, score per keypoint)"
+                )
+            if kp.shape[2] == 2:
+                kp = np.concatenate([kp, np.ones(kp.shape[:2] + (1,))], axis=2)
+            kps = kp.reshape(kp.shape[0], -1).tolist()
+        for b, s, c, k in zip(boxes.tolist(), scores.tolist(), labels.tolist(), kps, strict=True):
+            rec = {"image_id": img, "category_id": c, "bbox": b, "score": s}
+            if k is not None:
+                rec["keypoints"] = k
+            recs.append(rec)
     return recs, ids
 
 
@@ -192,6 +206,12 @@ class Evaluator:
         check_geometry(pred)
         ds = align(pred, self._gt, unknown=self._unknown)
         ds.locate = locator(pred, self._gt, ds)
+        if self._options.get("iou_type") == "keypoints":  # the sigmas as evaluate resolves them
+            from .geometry.oks import prepare_keypoints
+            from .protocols import get_protocol
+
+            fallback = get_protocol(self.protocol).sigma_default
+            ds = prepare_keypoints(ds, opts.sigmas, fallback=fallback)
         return ds
 
     # ------------------------------------------------------------------ updates

@@ -395,7 +395,8 @@ def compare_predictions(
     }
     warnings = [f"A: {w}" for w in res_a.warnings] + [f"B: {w}" for w in res_b.warnings]
     if bootstrap > 0 and not n_done:
-        warnings.append(f"no bootstrap for protocol {protocol}: deltas without CIs")
+        on = " on keypoints" if res_a.params.get("iou_type") == "keypoints" else ""
+        warnings.append(f"no bootstrap for protocol {protocol}{on}: deltas without CIs")
     return Comparison(
         metrics=metrics,
         per_class=per_class,

@@ -30,7 +30,7 @@ protocol's own (the tests check both ends and that the steps add up to the total
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,15 @@ import numpy.typing as npt
 
 from ..data import Dataset
 from ..errors import UsageError
+from .explain_core import (  # noqa: F401 (re-exported: the reporters and tests use them)
+    Explanation,
+    Step,
+    _diff,
+    _no_ignore,
+    _ul_ap,
+    _walk,
+    coco_ap,
+)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -50,152 +59,6 @@ KEYS = (
     ("AP50", "metrics/mAP50(B)"),
     ("AP75", "mAP75"),
 )
-
-
-@dataclass
-class Step:
-    """One convention switched: its ``name``, what changed (``before`` -> ``after``), the
-    values after it and the ``effect`` (after minus before) per key."""
-
-    name: str
-    before: str
-    after: str
-    values: dict[str, float | None]
-    effect: dict[str, float | None]
-
-
-@dataclass
-class Explanation:
-    source: str
-    target: str
-    keys: list[tuple[str, str]]  # (source key, target key)
-    start: dict[str, float | None]  # by source key
-    end: dict[str, float | None]
-    steps: list[Step]
-
-    @property
-    def total(self) -> dict[str, float | None]:
-        return {k: _diff(self.end[k], self.start[k]) for k, _ in self.keys}
-
-    def biggest(self) -> Step | None:
-        """The step that moves the first key most."""
-        key = self.keys[0][0]
-        moved = [s for s in self.steps if s.effect.get(key)]
-        return max(moved, key=lambda s: abs(s.effect[key] or 0.0)) if moved else None
-
-    def reading(self) -> str:
-        """One line on the biggest step."""
-        key, tkey = self.keys[0]
-        total = self.total[key]
-        big = self.biggest()
-        if big is None or total is None:
-            return f"{self.source} and {self.target} agree on {key} here: no convention moves it"
-        share = f" of the total {total:+.6f}" if total else ""
-        return (
-            f"{key} ({self.source}) -> {tkey} ({self.target}): the biggest step is "
-            f"{big.name} ({big.before} -> {big.after}), {big.effect[key]:+.6f}{share}"
-        )
-
-    def rows(self) -> list[dict[str, Any]]:
-        """The table: start, one row per step, end, total; one column per key."""
-        keys = [k for k, _ in self.keys]
-        out: list[dict[str, Any]] = [
-            {"step": f"{self.source} (start)", "change": "", **{k: self.start[k] for k in keys}}
-        ]
-        for i, s in enumerate(self.steps, 1):
-            out.append({"step": f"{i}. {s.name}", "change": f"{s.before} -> {s.after}", **s.effect})
-        out.append({"step": f"{self.target} (end)", "change": "", **self.end})
-        out.append({"step": "total", "change": "end - start", **self.total})
-        return out
-
-
-def _diff(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else a - b
-
-
-# ------------------------------------------------------------------- accumulation variants
-
-
-def coco_ap(
-    correct: npt.NDArray[np.bool_],
-    score: npt.NDArray[Any],
-    cls: IntArray,
-    n_gt: IntArray,
-    *,
-    sort: str = "stable",
-    fp: npt.NDArray[np.bool_] | None = None,
-) -> dict[str, float | None]:
-    """pycocotools' accumulation (area all, no ignored detections) of match bits ``correct``
-    (N, T) with ``score``/``cls`` in evaluation order (images, then descending score):
-    AP, AP50, AP75 (AP50 only with one threshold). ``sort="numpy"``: ties in the order of
-    NumPy's default sort over all classes (Ultralytics') instead of a stable sort per class.
-    ``fp``: the false positives when some predictions are neither (default ``~correct``)."""
-    from ..protocols.coco import REC_THRS
-
-    T = correct.shape[1]
-    K = n_gt.shape[0]
-    R = REC_THRS.shape[0]
-    fps_all = ~correct if fp is None else fp
-    glob = np.argsort(-score) if sort == "numpy" else None
-    prec = np.full((T, R, K), -1.0)
-    for k in range(K):
-        npig = int(n_gt[k])
-        if npig == 0:
-            continue
-        if glob is not None:
-            rows = glob[cls[glob] == k]
-        else:
-            sel = np.flatnonzero(cls == k)
-            rows = sel[np.argsort(-score[sel], kind="mergesort")]
-        q = np.zeros((T, R))
-        if rows.size:
-            tps = correct[rows].T
-            tp = np.cumsum(tps, axis=1).astype(np.float64)
-            fpc = np.cumsum(fps_all[rows].T, axis=1).astype(np.float64)
-            for t in range(T):
-                rc = tp[t] / npig
-                pr = tp[t] / (fpc[t] + tp[t] + np.spacing(1))
-                pr = np.maximum.accumulate(pr[::-1])[::-1]
-                idx = np.searchsorted(rc, REC_THRS, side="left")
-                ok = idx < rows.size
-                q[t, ok] = pr[idx[ok]]
-        prec[:, :, k] = q
-
-    def mean(s: FloatArray) -> float | None:
-        s = s[s > -1]
-        return float(np.mean(s)) if s.size else None
-
-    if T == 1:
-        return {"AP50": mean(prec[0])}
-    return {"AP": mean(prec), "AP50": mean(prec[0]), "AP75": mean(prec[5])}
-
-
-def _ul_ap(curves: Any) -> dict[str, float | None]:
-    if not curves.classes.size:
-        return {"AP": None, "AP50": None, "AP75": None}
-    ap = curves.ap
-    return {
-        "AP": float(ap.mean()),
-        "AP50": float(ap[:, 0].mean()),
-        "AP75": float(ap[:, 5].mean()),
-    }
-
-
-# ------------------------------------------------------------------------------ the walk
-
-
-def _no_ignore(ds: Dataset) -> Dataset:
-    g = ds.gt
-    n = len(g)
-    return replace(
-        ds,
-        gt=replace(
-            g,
-            iscrowd=np.zeros(n, dtype=bool),
-            ignore=np.zeros(n, dtype=bool),
-            difficult=np.zeros(n, dtype=bool),
-        ),
-    )
 
 
 def _coco_stats(
@@ -343,21 +206,6 @@ def _coco_to_voc(ds: Dataset, use_07: bool, rotated: bool = False) -> Explanatio
     return Explanation("coco", target, [("AP50", "mAP")], start, end, steps)
 
 
-def _walk(
-    start: dict[str, float | None],
-    states: list[tuple[str, str, str, Callable[[], dict[str, float | None]]]],
-) -> list[Step]:
-    steps: list[Step] = []
-    prev = start
-    for name, before, after, fn in states:
-        values = fn()
-        steps.append(
-            Step(name, before, after, values, {k: _diff(values[k], prev[k]) for k in values})
-        )
-        prev = values
-    return steps
-
-
 def explain(
     ds: Dataset, *, source: str = "coco", target: str = "ultralytics", iou_type: str = "bbox"
 ) -> Explanation:
@@ -368,10 +216,41 @@ def explain(
         raise UsageError(f"--from: expected one of {', '.join(SOURCES)}, got {source!r}")
     if target not in TARGETS:
         raise UsageError(f"--to: expected one of {', '.join(TARGETS)}, got {target!r}")
+    if iou_type == "keypoints" or ds.gt.keypoints is not None:
+        if target != "ultralytics":
+            raise UsageError(
+                f"--to {target} compares boxes; with --iou-type keypoints explain walks to "
+                "--to ultralytics (pose mAP)"
+            )
+        from .explain_pose import explain_pose
+
+        coco_sigmas, ul_sigmas = pose_sigmas(ds)
+        return explain_pose(ds, coco_sigmas, ul_sigmas)
     rotated = iou_type == "obb" or (ds.gt.obb is not None and ds.pred.obb is not None)
     if target == "ultralytics":
         return _coco_to_ultralytics(ds, rotated)
     return _coco_to_voc(ds, use_07=target == "voc07", rotated=rotated)
+
+
+def pose_sigmas(ds: Dataset) -> tuple[FloatArray, FloatArray]:
+    """(the COCO protocol's sigmas, Ultralytics') of a dataset whose keypoints were
+    resolved by Ultralytics' rule: the same unless that rule fell back to its default,
+    where COCO takes its 17 (K = 17) or has none (a usage error naming both rules)."""
+    from ..geometry.oks import COCO_SIGMAS, resolved_sigmas, ultralytics_sigmas
+
+    table, source = resolved_sigmas(ds)
+    sk = ds.skeleton
+    k = table.shape[1]
+    dims = sk.dims if sk is not None else 3
+    if source != ultralytics_sigmas(k, dims)[1]:
+        return table, table
+    if k == COCO_SIGMAS.shape[0]:
+        return COCO_SIGMAS[None, :].copy(), table
+    raise UsageError(
+        f"the keypoints have K = {k} and no sigmas: Ultralytics takes 1/K = {1 / k:.4g} for "
+        "every keypoint, COCO has no default; pass --sigmas v1,v2,... (or a file) to compare "
+        "the two on the same sigmas"
+    )
 
 
 def explain_files(
@@ -394,6 +273,7 @@ def explain_files(
     voc_origin: int = 0,
     iou_type: str = "bbox",
     angle_unit: str = "rad",
+    sigmas: tuple[float, ...] | None = None,
 ) -> tuple[Explanation, list[str], list[str]]:
     """Read a prediction/ground-truth pair (any format, the default verb's input options) and
     :func:`explain` it. Returns the explanation, the input's info and warning lines."""
@@ -401,9 +281,10 @@ def explain_files(
         raise UsageError(f"--from: expected one of {', '.join(SOURCES)}, got {source!r}")
     if target not in TARGETS:
         raise UsageError(f"--to: expected one of {', '.join(TARGETS)}, got {target!r}")
-    if iou_type not in ("bbox", "obb"):
+    if iou_type not in ("bbox", "obb", "keypoints"):
         raise UsageError(
-            f"explain walks between box protocols: --iou-type bbox or obb, got {iou_type!r}",
+            "explain walks between protocols on --iou-type bbox or obb (boxes) or keypoints "
+            f"(OKS), got {iou_type!r}",
             option="iou_type",
         )
     from ..api import load_pair, read_line
@@ -414,6 +295,7 @@ def explain_files(
         protocol=source,
         iou_type=iou_type,
         load=LoadOptions(
+            sigmas=sigmas,
             angle_unit=angle_unit,
             pred_format=pred_format,
             gt_format=gt_format,
@@ -431,6 +313,10 @@ def explain_files(
     )
     run.validate()
     opts = run.loader_options()
+    if iou_type == "keypoints":  # Ultralytics' sigma rule; the COCO run's: pose_sigmas()
+        from dataclasses import replace
+
+        opts = replace(opts, protocol="ultralytics")
     ds = load_pair(predictions, ground_truth, opts)
     rotated = ds.gt.obb is not None and ds.pred.obb is not None
     ex = explain(ds, source=source, target=target, iou_type=iou_type)

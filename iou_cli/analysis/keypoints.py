@@ -12,6 +12,11 @@ operating point (OKS >= its threshold, score >= its confidence; area "all"):
   pair's counted keypoints of ``1 - exp(-e)``, so a keypoint's part is its ``(1 - exp(-e)) /
   n``, averaged over pairs; summed over keypoints it is ``1 - mean OKS``), and
   ``share_of_loss`` that part over the total.
+
+The section also carries the skeleton (``skeleton``: the categories' 1-based edges, [] when
+they give none) and ``layout``: each keypoint's mean position over the pairs' ground truths
+that label it, from their box centre in units of ``sqrt(box area)`` (the pose's own
+proportions; None when no pair labels it), on which the HTML report draws the skeleton.
 """
 
 from __future__ import annotations
@@ -24,9 +29,17 @@ VISIBLE_THR = 0.5  # a predicted keypoint with third value >= this is "predicted
 
 
 def per_keypoint(
-    ds: Any, table: Any, t: int, *, score_thr: float, visible_thr: float = VISIBLE_THR
+    ds: Any,
+    table: Any,
+    t: int,
+    *,
+    score_thr: float,
+    visible_thr: float = VISIBLE_THR,
+    area: Any = None,
 ) -> dict[str, Any]:
-    """The ``per_keypoint`` section (see the module docstring) at threshold index ``t``."""
+    """The ``per_keypoint`` section (see the module docstring) at threshold index ``t``;
+    ``area``: each ground truth's object area as the protocol's OKS takes it (default the
+    annotated ``area``; Ultralytics: 0.53 x the box area)."""
     from ..geometry.oks import pair_terms
     from ..matching.pairs import kpt_boxes, sigma_table
 
@@ -41,7 +54,7 @@ def per_keypoint(
     sig = sigmas[0] if sigmas.shape[0] == 1 else sigmas[gt.category[g_rows]]
     g_kp = gt.keypoints[g_rows] if gt.keypoints is not None else np.zeros((0, k, 3))
     p_kp = pred.keypoints[d_rows] if pred.keypoints is not None else np.zeros((0, k, 3))
-    area = gt.area[g_rows]
+    area = (gt.area if area is None else np.asarray(area, dtype=np.float64))[g_rows]
     terms = pair_terms(p_kp, g_kp, area, box, sig)
     sim = np.exp(-terms.e)  # (P, K)
     labelled = g_kp[:, :, 2] > 0
@@ -75,6 +88,17 @@ def per_keypoint(
                 "share_of_loss": float(lost[:, j].sum() / total_lost) if total_lost > 0 else None,
             }
         )
+    layout: list[list[float] | None] = []
+    with np.errstate(divide="ignore", invalid="ignore"):  # box centre, sqrt(box area) units
+        unit = np.sqrt(box[:, 2:3] * box[:, 3:4])
+        rel_x = (g_kp[:, :, 0] - (box[:, :1] + box[:, 2:3] / 2)) / unit
+        rel_y = (g_kp[:, :, 1] - (box[:, 1:2] + box[:, 3:4] / 2)) / unit
+    for j in range(k):
+        ok = labelled[:, j] & np.isfinite(rel_x[:, j]) & np.isfinite(rel_y[:, j])
+        layout.append(
+            [float(rel_x[ok, j].mean()), float(rel_y[ok, j].mean())] if ok.any() else None
+        )
+    edges = ds.skeleton.edges if ds.skeleton is not None else []
     return {
         "oks_thr": thr,
         "score_thr": None if not np.isfinite(score_thr) else float(score_thr),
@@ -82,6 +106,8 @@ def per_keypoint(
         "n_pairs": P,
         "sigmas": source,
         "keypoints": rows,
+        "skeleton": [[a + 1, b + 1] for a, b in edges],
+        "layout": layout,
     }
 
 

@@ -122,7 +122,8 @@ def analyze(result: Any, opts: AnalysisOptions) -> None:
             raise UsageError("--per-keypoint needs --iou-type keypoints")
         from .keypoints import per_keypoint
 
-        result.analyses["per_keypoint"] = per_keypoint(ds, table, op_t, score_thr=s_thr)
+        area = ev.oks_area() if hasattr(ev, "oks_area") else None  # the protocol's OKS area
+        result.analyses["per_keypoint"] = per_keypoint(ds, table, op_t, score_thr=s_thr, area=area)
     if result.matches is not None:
         add_error_columns(result.matches, ds, table, op_err, score_thr)
 

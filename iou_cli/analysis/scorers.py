@@ -369,6 +369,8 @@ def scorer_for(kind: str | None, ds: Any, result: Any, run: Any) -> Any:
         return coco_scorer(ds, result)
     if kind == "voc":
         params = result.evaluation.params
+        if params.get("iou_type") == "keypoints":
+            return None  # the devkit re-matching is by box IoU: no intervals for OKS matches
         return voc_scorer(
             ds,
             result,

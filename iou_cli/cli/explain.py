@@ -23,6 +23,7 @@ from .params import (
     PredIdsOpt,
     PredNamesOpt,
     QuietOpt,
+    SigmasOpt,
     SplitOpt,
     UnknownOpt,
     VocOriginOpt,
@@ -33,6 +34,7 @@ from .stdio import PROG, StdoutFailed, console, stderr_line, warn, write_stdout
 EXPLAIN_EXAMPLES = """Examples:
   iou-eval explain preds.json gt.json --to ultralytics   # why yolo val differs from COCO AP
   iou-eval explain preds.json gt.json --to voc -o markdown
+  iou-eval explain preds.json gt.json --iou-type keypoints   # yolo val pose vs COCO OKS AP
 """
 
 
@@ -66,14 +68,17 @@ def explain_cmd(
     voc_origin: VocOriginOpt = 0,
     iou_type: IouTypeOpt = "bbox",
     angle_unit: AngleUnitOpt = "rad",
+    sigmas: SigmasOpt = None,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Why two protocols' numbers differ: switch one convention at a time (crowds, maxDets,
-    matching rule, float32, tie order, AP integral; rotated boxes: polygon IoU -> probiou)
-    and show each step's effect; the steps add up to the difference between the two
-    protocols' own results."""
+    matching rule, float32, tie order, AP integral; rotated boxes: polygon IoU -> probiou;
+    keypoints: the OKS area, the rule for unlabelled ground truths and the sigmas) and show
+    each step's effect; the steps add up to the difference between the two protocols' own
+    results."""
     from ..analysis.explain import explain_files
+    from ..loaders.keypoints import read_sigmas
     from ..text import term
 
     out = resolve_output(output)
@@ -96,6 +101,7 @@ def explain_cmd(
         voc_origin=voc_origin,
         iou_type=iou_type,
         angle_unit=angle_unit,
+        sigmas=None if sigmas is None else tuple(read_sigmas(sigmas)[0]),
     )
     if not quiet:
         for line in info:

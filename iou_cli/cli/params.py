@@ -169,7 +169,8 @@ SigmasOpt = Annotated[
     typer.Option(
         "--sigmas",
         metavar="V,V,...|FILE",
-        help="OKS sigmas, one per keypoint (default: the files' own; COCO's 17 for K=17).",
+        help="OKS sigmas, one per keypoint (default: the files' own; COCO's 17 for K=17; "
+        "--protocol ultralytics: 1/K otherwise, as yolo val).",
         rich_help_panel=P_PROTOCOL,
     ),
 ]

@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -28,7 +30,7 @@ import numpy.typing as npt
 
 from ..data import Boxes, Dataset
 from ..errors import InputError, UsageError, kind_of
-from .rle import check_counts_list, explain_string, rle_size, strings_ok
+from .rle import check_counts_list, check_strings, explain_string, rle_size, strings_ok
 
 FloatArray = npt.NDArray[np.float64]
 RLE = dict[str, Any]  # {"size": [h, w], "counts": bytes}
@@ -41,7 +43,12 @@ _PLAIN = {int, float}
 
 
 def _is_num(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an integer beyond any float
+        return False
 
 
 def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
@@ -58,12 +65,16 @@ def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
             return f"[{j}]: polygon with an odd number of coordinates ({len(poly)})"
         if len(poly) < 6:
             return f"[{j}]: polygon with {len(poly) // 2} points, expected >= 3"
-        if (
-            set(map(type, poly)) <= _PLAIN
-            and all(map(math.isfinite, poly))
-            and -reach <= min(poly)
-            and max(poly) <= reach
-        ):
+        try:
+            fine = (
+                set(map(type, poly)) <= _PLAIN
+                and all(map(math.isfinite, poly))
+                and -reach <= min(poly)
+                and max(poly) <= reach
+            )
+        except OverflowError:  # an integer beyond any float (in-memory input)
+            fine = False
+        if fine:
             continue  # the common case, checked at C speed
         if not all(_is_num(v) for v in poly):
             bad = next(i for i, v in enumerate(poly) if not _is_num(v))
@@ -77,6 +88,41 @@ def _check_polygons(segm: list[Any], h: int = 0, w: int = 0) -> str | None:
     return None
 
 
+def _polygons_ok(
+    raw: list[Any],
+    rows: list[int],
+    image: npt.NDArray[np.int64],
+    hs: npt.NDArray[np.int64],
+    ws: npt.NDArray[np.int64],
+) -> bool:
+    """Whether every mask of ``rows`` (lists) passes :func:`_check_polygons` for its image,
+    judged for all of them at once; ``False`` sends them through the per-mask check (which
+    locates the first problem), as does an empty list or an image of unknown size."""
+    masks = [raw[i] for i in rows]
+    if not all(masks):
+        return False
+    polys = list(chain.from_iterable(masks))
+    if set(map(type, polys)) != {list}:
+        return False
+    lens = np.fromiter(map(len, polys), np.int64, len(polys))
+    if (lens % 2).any() or (lens < 6).any():
+        return False
+    coords = list(chain.from_iterable(polys))
+    if not set(map(type, coords)) <= _PLAIN:
+        return False
+    img = image[np.asarray(rows, dtype=np.int64)]
+    h, w = hs[img], ws[img]
+    if (h < 0).any():
+        return False
+    try:
+        xy = np.array(coords, dtype=np.float64)
+    except OverflowError:  # an integer beyond any float
+        return False
+    reach = 2 * np.maximum(np.maximum(h, w), 1) + 1024
+    per_poly = np.repeat(reach, np.fromiter(map(len, masks), np.int64, len(masks)))
+    return bool((np.abs(xy) <= np.repeat(per_poly, lens)).all())
+
+
 # --------------------------------------------------------------------------------------
 # prepare_masks: raw segmentations of a Dataset -> compressed RLE
 
@@ -88,6 +134,7 @@ class _Side:
         self.boxes = boxes
         self.path = path
         self.prefix = prefix
+        self.areas: FloatArray | None = None  # every mask's area, when found on the way
 
     def where(self, row: int, suffix: str = "") -> str:
         origin = int(self.boxes.origin[row])
@@ -125,12 +172,24 @@ def _convert_side(  # noqa: C901
     n = len(boxes)
     if raw is None:
         raise InputError(side.path, None, "no 'segmentation' in the records (--iou-type segm)")
+    fast = _compressed_rles(side, raw, hs, ws)
+    if fast is not None:
+        side.areas = fast[1]
+        return fast[0]
     out: list[RLE | None] = [None] * n
+    polygons: dict[tuple[int, int], list[int]] = {}  # image size -> rows of checked polygons
     compressed: list[int] = []
     comp_strings: list[bytes] = []
     images = boxes.image.tolist()
     hs_l, ws_l = hs.tolist(), ws.tolist()
-    for i in range(n):
+    rows: Sequence[int] = range(n)
+    listed = [i for i, m in enumerate(raw) if type(m) is list]
+    if listed and _polygons_ok(raw, listed, boxes.image, hs, ws):
+        for i in listed:  # checked all at once: only grouped by image size here
+            img = images[i]
+            polygons.setdefault((hs_l[img], ws_l[img]), []).append(i)
+        rows = [i for i, m in enumerate(raw) if type(m) is not list]
+    for i in rows:
         segm = raw[i]
         img = images[i]
         h, w = hs_l[img], ws_l[img]
@@ -165,8 +224,7 @@ def _convert_side(  # noqa: C901
             if problem is not None:
                 suffix, _, reason = problem.partition(": ")
                 raise side.fail(i, reason, suffix)
-            rles = mask_utils.frPyObjects(segm, h, w)
-            out[i] = mask_utils.merge(rles)
+            polygons.setdefault((h, w), []).append(i)
             continue
         if not isinstance(segm, dict):
             raise side.fail(i, f"expected a list of polygons or an RLE object, got {kind_of(segm)}")
@@ -203,15 +261,84 @@ def _convert_side(  # noqa: C901
                 ".counts",
             )
     if compressed:
-        rows = np.asarray(compressed, dtype=np.int64)
-        imgs = boxes.image[rows]
-        ok = strings_ok(comp_strings, hs[imgs] * ws[imgs])
-        if not ok.all():
-            k = int(np.flatnonzero(~ok)[0])
-            i = int(rows[k])
-            reason = explain_string(comp_strings[k], int(hs[imgs[k]]), int(ws[imgs[k]]))
-            raise side.fail(i, reason, ".counts")
+        _check_strings(side, np.asarray(compressed, dtype=np.int64), comp_strings, hs, ws)
+    for (h, w), same_size in polygons.items():
+        _rasterise(out, raw, same_size, h, w)
     return out  # type: ignore[return-value]
+
+
+def _rasterise(out: list[RLE | None], raw: list[Any], rows: list[int], h: int, w: int) -> None:
+    """``COCO.annToRLE`` of the polygon masks ``rows`` of images of one size: all their
+    polygons in one ``frPyObjects`` call (each polygon is rasterised on its own: the same
+    RLEs as one call per mask), then ``merge`` per mask of several polygons (of one: its RLE
+    as is, which is what ``merge`` of one returns)."""
+    from pycocotools import mask as mask_utils
+
+    flat = [poly for r in rows for poly in raw[r]]
+    rles = mask_utils.frPyObjects(flat, h, w)
+    k = 0
+    for r in rows:
+        c = len(raw[r])
+        out[r] = rles[k] if c == 1 else mask_utils.merge(rles[k : k + c])
+        k += c
+
+
+def _check_strings(
+    side: _Side,
+    rows: npt.NDArray[np.int64],
+    strings: list[bytes],
+    hs: npt.NDArray[np.int64],
+    ws: npt.NDArray[np.int64],
+) -> FloatArray:
+    """Every compressed string of ``rows`` decodes to runs covering its image (vectorised);
+    returns their mask areas."""
+    imgs = side.boxes.image[rows]
+    ok, area = check_strings(strings, hs[imgs] * ws[imgs])
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        reason = explain_string(strings[k], int(hs[imgs[k]]), int(ws[imgs[k]]))
+        raise side.fail(int(rows[k]), reason, ".counts")
+    return area.astype(np.float64)
+
+
+def _compressed_rles(
+    side: _Side, raw: list[Any], hs: npt.NDArray[np.int64], ws: npt.NDArray[np.int64]
+) -> tuple[list[RLE], FloatArray] | None:
+    """The whole side at once when every mask is a compressed RLE (``counts`` a string or
+    bytes, ``size`` ``[h, w]`` or ``(h, w)`` integers equal to its image's known size), else ``None``
+    (the per-mask path then converts and locates). Dicts whose counts are bytes already are
+    used as they are (never modified); the others are copied with their counts as bytes."""
+    n = len(raw)
+    if n == 0 or set(map(type, raw)) != {dict}:
+        return None
+    try:
+        counts = list(map(itemgetter("counts"), raw))
+        sizes = list(map(itemgetter("size"), raw))
+    except KeyError:
+        return None
+    kinds = set(map(type, counts))
+    if not kinds <= {str, bytes} or not set(map(type, sizes)) <= {list, tuple}:
+        return None
+    if set(map(len, sizes)) != {2}:
+        return None
+    flat = list(chain.from_iterable(sizes))
+    if set(map(type, flat)) != {int}:
+        return None
+    try:
+        hw = np.array(flat, dtype=np.int64).reshape(n, 2)
+    except OverflowError:  # beyond 64 bits: the per-mask path says so
+        return None
+    img = side.boxes.image
+    h, w = hs[img], ws[img]
+    if not ((h >= 0).all() and (hw[:, 0] == h).all() and (hw[:, 1] == w).all()):
+        return None
+    if kinds == {bytes}:
+        strings: list[bytes] = counts
+        rles: list[RLE] = raw
+    else:
+        strings = [c.encode("utf-8") if type(c) is str else c for c in counts]
+        rles = [{"size": s, "counts": c} for s, c in zip(sizes, strings, strict=True)]
+    return rles, _check_strings(side, np.arange(n, dtype=np.int64), strings, hs, ws)
 
 
 def _empty_rle(h: int, w: int) -> RLE:
@@ -221,21 +348,38 @@ def _empty_rle(h: int, w: int) -> RLE:
     return rle
 
 
-def _fill_boxes(boxes: Boxes, rles: list[RLE], area: FloatArray) -> Boxes:
-    """Masks and areas set; corners taken from the masks where the records had no bbox."""
+def mask_boxes(rles: Sequence[RLE]) -> FloatArray:
+    """``pycocotools.mask.toBbox`` of compressed RLE masks as corners (x, y, x + w, y + h)."""
+    if not rles:
+        return np.zeros((0, 4), dtype=np.float64)
+    from pycocotools import mask as mask_utils
+
+    bb = np.asarray(mask_utils.toBbox(list(rles)), dtype=np.float64).reshape(-1, 4)
+    return np.stack([bb[:, 0], bb[:, 1], bb[:, 0] + bb[:, 2], bb[:, 1] + bb[:, 3]], axis=1)
+
+
+def _fill_boxes(boxes: Boxes, rles: list[RLE], area: FloatArray, pixels: FloatArray) -> Boxes:
+    """Masks, areas, mask boxes and mask areas (``pixels``) set; corners taken from the
+    masks where the records had no bbox."""
     xyxy, box_area = boxes.xyxy, boxes.box_area
+    mb = mask_boxes(rles)
     missing = ~np.isfinite(xyxy).all(axis=1)
     if missing.any() and rles:
-        from pycocotools import mask as mask_utils
-
         rows = np.flatnonzero(missing)
-        bb = np.asarray(mask_utils.toBbox([rles[int(r)] for r in rows]), dtype=np.float64)
-        bb = bb.reshape(-1, 4)
         xyxy = xyxy.copy()
         box_area = box_area.copy()
-        xyxy[rows] = np.stack([bb[:, 0], bb[:, 1], bb[:, 0] + bb[:, 2], bb[:, 1] + bb[:, 3]], 1)
-        box_area[rows] = bb[:, 2] * bb[:, 3]
-    return replace(boxes, masks=rles, area=area, xyxy=xyxy, box_area=box_area)
+        xyxy[rows] = mb[rows]
+        # w * h as toBbox's w and h (the corners' differences are exact: integers)
+        box_area[rows] = (mb[rows, 2] - mb[rows, 0]) * (mb[rows, 3] - mb[rows, 1])
+    return replace(
+        boxes,
+        masks=rles,
+        area=area,
+        xyxy=xyxy,
+        box_area=box_area,
+        mask_box=mb,
+        mask_area=np.asarray(pixels, dtype=np.float64),
+    )
 
 
 def mask_areas(rles: Sequence[RLE]) -> FloatArray:
@@ -287,14 +431,16 @@ def prepare_masks(ds: Dataset) -> Dataset:
     gt_rles = _convert_side(gt_side, hs, ws, keys)
     pred_rles = _convert_side(pred_side, hs, ws, keys)
 
+    gt_pixels = gt_side.areas if gt_side.areas is not None else mask_areas(gt_rles)
+    pred_pixels = pred_side.areas if pred_side.areas is not None else mask_areas(pred_rles)
     gt_area = ds.gt.area.copy()
     if len(gt_area) and not np.isfinite(gt_area).all():
         rows = np.flatnonzero(~np.isfinite(gt_area))
-        gt_area[rows] = mask_areas([gt_rles[int(r)] for r in rows])
+        gt_area[rows] = gt_pixels[rows]
     pred_has_bbox = len(ds.pred) > 0 and bool(np.isfinite(ds.pred.xyxy).all())
-    pred_area = ds.pred.box_area.copy() if pred_has_bbox else mask_areas(pred_rles)
-    gt = _fill_boxes(ds.gt, gt_rles, gt_area)
-    pred = _fill_boxes(ds.pred, pred_rles, pred_area)
+    pred_area = ds.pred.box_area.copy() if pred_has_bbox else pred_pixels.copy()
+    gt = _fill_boxes(ds.gt, gt_rles, gt_area, gt_pixels)
+    pred = _fill_boxes(ds.pred, pred_rles, pred_area, pred_pixels)
     return replace(ds, gt=gt, pred=pred)
 
 
@@ -409,4 +555,4 @@ def mask_iou(a: Any, b: Any, *, iscrowd: npt.ArrayLike | None = None) -> FloatAr
     return group_iou(ra, rb, crowd.astype(bool))
 
 
-__all__ = ["group_iou", "mask_areas", "mask_iou", "prepare_masks"]
+__all__ = ["group_iou", "mask_areas", "mask_boxes", "mask_iou", "prepare_masks"]

@@ -271,12 +271,16 @@ def resolve_sigmas(
     file_source: str,
     given: npt.ArrayLike | None,
     given_source: str = "--sigmas",
+    fallback: str = "coco",
+    dims: int = 3,
 ) -> tuple[FloatArray, str]:
     """The sigmas to use, (1, K) or (C, K), and a line saying where they came from.
 
     ``given`` (the user's) wins; then the file's (per category; a category without any
     takes COCO's when K is 17); COCO's 17 for 17-keypoint data; otherwise a
-    :class:`UsageError` (never a silent default).
+    :class:`UsageError` (never a silent default). ``fallback="ultralytics"``: Ultralytics'
+    own rule where the data gives none (COCO's for ``kpt_shape [17, 3]``, else 1/K; ``dims``
+    is the labels' values per keypoint), said on the info line.
     """
     how = (
         "pass --sigmas v1,v2,... (or a file), a data.yaml 'kpt_oks_sigmas', or "
@@ -293,6 +297,16 @@ def resolve_sigmas(
             )
         return g[None, :], f"{given_source} ({k} values)"
     coco = k == COCO_SIGMAS.shape[0]
+    if fallback == "ultralytics":
+        fb, fb_source = ultralytics_sigmas(k, dims)
+        if file_sigmas is None:
+            return fb, fb_source
+        table = np.array(file_sigmas, dtype=np.float64)
+        missing = np.isnan(table).any(axis=1)
+        table[missing] = fb[0]
+        if missing.any():
+            file_source += f"; {fb_source} for {int(missing.sum())} class(es) without any"
+        return (table[:1] if (table == table[0]).all() else table), file_source
     if file_sigmas is not None:
         table = np.array(file_sigmas, dtype=np.float64)
         missing = np.isnan(table).any(axis=1)
@@ -316,6 +330,20 @@ def resolve_sigmas(
     )
 
 
+def ultralytics_sigmas(k: int, dims: int = 3) -> tuple[FloatArray, str]:
+    """Ultralytics' sigmas when the data gives none: COCO's for ``kpt_shape [17, 3]``,
+    otherwise ``1 / K``; with the line that says so."""
+    if k == COCO_SIGMAS.shape[0] and dims == 3:
+        return COCO_SIGMAS[
+            None, :
+        ].copy(), "COCO's 17 person-keypoint sigmas (Ultralytics' OKS_SIGMA)"
+    return (
+        np.full((1, k), 1.0 / k),
+        f"Ultralytics' default for kpt_shape [{k}, {dims}]: 1/K = 1/{k} for every keypoint "
+        "(give --sigmas or kpt_oks_sigmas for your skeleton's own)",
+    )
+
+
 def keypoint_count(ds: Any) -> int:
     """The K both sides share (a mismatch is an input error)."""
     gk, pk = ds.gt.keypoints, ds.pred.keypoints
@@ -332,9 +360,10 @@ def keypoint_count(ds: Any) -> int:
 
 
 def prepare_keypoints(
-    ds: Any, sigmas: npt.ArrayLike | None = None, source: str = "--sigmas"
+    ds: Any, sigmas: npt.ArrayLike | None = None, source: str = "--sigmas", fallback: str = "coco"
 ) -> Any:
-    """``ds`` with its skeleton's sigmas resolved (see :func:`resolve_sigmas`) and K checked."""
+    """``ds`` with its skeleton's sigmas resolved (see :func:`resolve_sigmas`; ``fallback``
+    the rule where the data gives none) and K checked."""
     from dataclasses import replace
 
     from ..data import Skeleton
@@ -352,7 +381,14 @@ def prepare_keypoints(
     if file_sigmas is not None and file_sigmas.shape[1] != k:
         raise UsageError(f"{sk.source}: {file_sigmas.shape[1]} sigmas, but K = {k}")
     table, src = resolve_sigmas(
-        k, labels, file_sigmas=file_sigmas, file_source=sk.source, given=sigmas, given_source=source
+        k,
+        labels,
+        file_sigmas=file_sigmas,
+        file_source=sk.source,
+        given=sigmas,
+        given_source=source,
+        fallback=fallback,
+        dims=sk.dims,
     )
     return replace(ds, skeleton=replace(sk, k=k, sigmas=table, source=src, resolved=True))
 

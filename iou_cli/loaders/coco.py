@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..options import LoadOptions
 
 _NUM = (int, float)
-_FAST = ("bbox", "obb", "keypoints")  # results lists read by fastcoco
+_FAST = ("bbox", "obb", "keypoints", "segm")  # results lists read by fastcoco
 
 
 def _is_num(v: object) -> bool:
@@ -228,7 +228,7 @@ def load_coco(
     angle_unit: str = "rad",
     jobs: int = 1,
 ) -> Side:
-    """A COCO dataset or results file (``role`` "pred"/"gt"); ``jobs``: see read_results."""
+    """Read a COCO dataset or results file (``role`` ``"pred"``/``"gt"``; ``jobs``: processes)."""
     if data is None and role == "pred" and iou_type in _FAST and not os.path.isdir(path):
         raw, cols = read_path(path, jobs, iou_type)  # a plain results list, else None
         if cols is not None:
@@ -283,6 +283,7 @@ def _fast_columns(cols: dict[str, np.ndarray], angle_unit: str = "rad") -> dict[
         "cat_uniq": cat_uniq,
         "bbox": cols.get("bbox"),
         "score": cols["score"],
+        **({"segm": cols["segm"]} if "segm" in cols else {}),
         **out,
     }
 

@@ -29,6 +29,8 @@ import numpy.typing as npt
 
 __all__ = ["read_results", "read_keypoint_results"]
 
+_MAX_SIDE = 2**31  # an RLE side beyond this is no image: the validating loader says so
+
 
 @cache
 def _decoder(field: str = "bbox") -> Any:
@@ -46,6 +48,20 @@ def _decoder(field: str = "bbox") -> Any:
         obb: tuple[float, float, float, float, float]
         score: float
 
+    if field == "segm":  # compressed RLE masks (defstruct: a nested type by value)
+        rle = msgspec.defstruct("Rle", [("size", tuple[int, int]), ("counts", str)], gc=False)
+        segm_result = msgspec.defstruct(
+            "SegmResult",
+            [
+                ("image_id", int),
+                ("category_id", int),
+                ("segmentation", rle),
+                ("score", float),
+                ("bbox", tuple[float, float, float, float] | None, None),
+            ],
+            gc=False,
+        )
+        return msgspec.json.Decoder(list[segm_result])  # type: ignore[valid-type]
     return msgspec.json.Decoder(list[ObbResult] if field == "obb" else list[Result])
 
 
@@ -74,9 +90,9 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     validating loader says what is wrong and where). Adds ``keypoints`` (n, K, 3) to
     :func:`read_results`' columns; ``bbox`` is NaN where the rows give none.
 
-    The rows' ``keypoints`` are kept as raw JSON and decoded together as one flat list of
-    numbers (one typed decode instead of one list per row); a row that is not a flat list of
-    numbers makes that decode fail, and the per-row counts must add up."""
+    The rows' ``keypoints`` are kept as raw JSON and decoded a slice of rows at a time as one
+    flat list of numbers (one typed decode instead of one list per row); a row that is not a
+    flat list of numbers makes that decode fail, and each row's count must be the first's."""
     import msgspec
 
     if data.startswith(b"\xef\xbb\xbf"):
@@ -88,32 +104,17 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     n = len(recs)
     if n == 0:
         return None
-    raws = [bytes(r).strip() for r in map(attrgetter("keypoints"), recs)]
-    if not all(r[:1] == b"[" and r[-1:] == b"]" for r in raws):
+    kp_flat = _keypoint_numbers(list(map(attrgetter("keypoints"), recs)))
+    if kp_flat is None:
         return None
-    inner = [r[1:-1] for r in raws]
-    del raws
-    lengths = np.fromiter((x.count(b",") + 1 if x.strip() else 0 for x in inner), np.int64, n)
-    m = int(lengths[0])
-    if m == 0 or m % 3 or (lengths != m).any():
-        return None
-    joined = b"[" + b",".join(inner) + b"]"
-    del inner
-    try:
-        flat = msgspec.json.decode(joined, type=list[float])
-    except msgspec.DecodeError:
-        return None
-    del joined
-    if len(flat) != m * n:
-        return None
+    m = kp_flat.shape[0] // n
     try:
         image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
         category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
     except OverflowError:
         return None
     score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
-    kp = np.fromiter(flat, np.float64, m * n).reshape(n, m // 3, 3)
-    del flat
+    kp = kp_flat.reshape(n, m // 3, 3)
     boxes = list(map(attrgetter("bbox"), recs))
     has = [b is not None for b in boxes]
     if any(has) and not all(has):
@@ -135,15 +136,48 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     }
 
 
-def read_results(
-    data: bytes, jobs: int = 1, *, field: str = "bbox"
-) -> dict[str, npt.NDArray[np.generic]] | None:
+_KPT_ROWS = 256  # rows decoded at once: their floats stay in the allocator's warm arenas
+
+
+def _keypoint_numbers(raws: list[Any]) -> npt.NDArray[np.float64] | None:
+    """The numbers of every row's raw ``[x, y, v, ...]`` list, flat, or ``None`` unless every
+    row is a flat list of the same count (a multiple of 3) of numbers.
+
+    Rows are decoded a slice at a time (one typed decode of the slice's lists joined into
+    one list of lists), each slice's floats copied into the array and freed before the next:
+    the peak is one slice's Python floats, not all of them (~50 numbers a row)."""
+    import msgspec
+
+    n = len(raws)
+    out: npt.NDArray[np.float64] | None = None
+    m = 0
+    dec = msgspec.json.Decoder(list[list[float]])
+    for a in range(0, n, _KPT_ROWS):
+        try:  # a Raw is a buffer: joined without a copy of each row
+            rows = dec.decode(b"[" + b",".join(raws[a : a + _KPT_ROWS]) + b"]")
+        except msgspec.DecodeError:
+            return None
+        if out is None:
+            m = len(rows[0])
+            if m == 0 or m % 3:
+                return None
+            out = np.empty(n * m, dtype=np.float64)
+        if set(map(len, rows)) != {m}:
+            return None
+        out[a * m : (a + len(rows)) * m] = np.fromiter(
+            chain.from_iterable(rows), np.float64, m * len(rows)
+        )
+    return out
+
+
+def read_results(data: bytes, jobs: int = 1, *, field: str = "bbox") -> dict[str, Any] | None:
     """Columns of a COCO results list, or ``None`` when ``data`` is anything else.
 
     Returns ``image_id`` and ``category_id`` (int64), ``bbox`` (n, 4 float64, ``[x, y, w, h]``)
     and ``score`` (float64), row ``i`` being the list's record ``i``. ``field="obb"`` reads
-    rotated boxes instead: ``obb`` (n, 5 float64, ``[cx, cy, w, h, angle]``). ``jobs`` > 1:
-    the slices are decoded by that many forked processes (the same columns).
+    rotated boxes instead: ``obb`` (n, 5 float64, ``[cx, cy, w, h, angle]``); ``field="segm"``
+    compressed RLE masks (:func:`_segm_columns`). ``jobs`` > 1: the slices are decoded by that
+    many forked processes (the same columns).
     """
     if field == "keypoints":
         return read_keypoint_results(data)
@@ -187,7 +221,7 @@ class Pending:
             _DATA.clear()
         self.async_result = self.pool.map_async(_decode, slices, chunksize=1)
 
-    def get(self) -> dict[str, npt.NDArray[np.generic]] | None:
+    def get(self) -> dict[str, Any] | None:
         data, field, slices = self.data, self.field, self.slices
         if slices is None:
             return _columns(data, field)
@@ -208,13 +242,20 @@ class Pending:
         done = [p for p in parts if p is not None]
         if len(done) != len(parts):
             return None
-        return {key: np.concatenate([p[key] for p in done]) for key in done[0]}
+        if "segm" in done[0]:  # a list: joined, not concatenated as an array
+            masks = [m for p in done for m in p.pop("segm")]
+            return {**_concat(done), "segm": masks}
+        return _concat(done)
 
     def cancel(self) -> None:
         if self.pool is not None:
             self.pool.terminate()
             self.pool.join()
             self.pool = None
+
+
+def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
 def _split(data: bytes, chunk: int) -> list[tuple[int, int]]:
@@ -260,7 +301,7 @@ class _Buffer:
 _WORKER_BUF = _Buffer()
 
 
-def _decode(bounds: tuple[int, int]) -> dict[str, npt.NDArray[np.generic]] | None:
+def _decode(bounds: tuple[int, int]) -> dict[str, Any] | None:
     (data, field), (a, b) = _DATA[0], bounds
     return _columns(_WORKER_BUF.wrap(data, a, b), field)
 
@@ -269,9 +310,7 @@ _CHUNK = 1 << 26  # bytes of JSON decoded at once (64 MiB: ~700k records)
 _BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 
-def _columns(
-    data: bytes | memoryview, field: str = "bbox"
-) -> dict[str, npt.NDArray[np.generic]] | None:
+def _columns(data: bytes | memoryview, field: str = "bbox") -> dict[str, Any] | None:
     import msgspec
 
     try:
@@ -281,6 +320,8 @@ def _columns(
     n = len(recs)
     if n == 0:
         return None
+    if field == "segm":
+        return _segm_columns(recs)
     try:
         image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
         category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
@@ -294,6 +335,48 @@ def _columns(
     if not (np.isfinite(geom).all() and np.isfinite(score).all()) or (geom[:, 2:4] < 0).any():
         return None
     return {"image_id": image_id, "category_id": category_id, field: geom, "score": score}
+
+
+def _segm_columns(recs: list[Any]) -> dict[str, Any] | None:
+    """Columns of segm results whose every ``segmentation`` is a compressed RLE
+    (``{"size": [h, w], "counts": "..."}``), else ``None`` (polygons, uncompressed RLE: the
+    validating loader). ``segm`` holds one ``{"size": (h, w), "counts": bytes}`` per row (the
+    form :func:`iou_cli.geometry.masks.prepare_masks` checks and passes on without a copy);
+    ``bbox`` is NaN when no row has one (on some rows only: ``None``)."""
+    n = len(recs)
+    try:
+        image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
+        category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
+    except OverflowError:
+        return None
+    score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
+    segs = list(map(attrgetter("segmentation"), recs))
+    sizes = list(map(attrgetter("size"), segs))
+    hw = np.fromiter(chain.from_iterable(sizes), np.int64, 2 * n).reshape(n, 2)
+    if (hw < 0).any() or (hw >= _MAX_SIDE).any() or not np.isfinite(score).all():
+        return None
+    boxes = list(map(attrgetter("bbox"), recs))
+    has = sum(b is not None for b in boxes)
+    if has == n:
+        bbox = np.fromiter(chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)
+        if not np.isfinite(bbox).all() or (bbox[:, 2:] < 0).any():
+            return None
+    elif has == 0:
+        bbox = np.full((n, 4), np.nan)
+    else:
+        return None
+    # the decoded (h, w) tuples are kept as the sizes (a list each cost a third of this)
+    masks = [
+        {"size": hw_, "counts": c.encode()}
+        for hw_, c in zip(sizes, map(attrgetter("counts"), segs), strict=True)
+    ]
+    return {
+        "image_id": image_id,
+        "category_id": category_id,
+        "bbox": bbox,
+        "score": score,
+        "segm": masks,
+    }
 
 
 _PREFETCHED: dict[tuple[str, str], tuple[bytes, Pending]] = {}

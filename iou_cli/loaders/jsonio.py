@@ -1,4 +1,4 @@
-"""The one JSON rule, for every JSON iou-eval reads (ground truths, predictions, LabelMe,
+r"""The one JSON rule, for every JSON iou-eval reads (ground truths, predictions, LabelMe,
 saved reports): located errors, never a traceback, never a silent guess.
 
 * UTF-8 (a BOM is fine); an empty file is an error;
@@ -12,8 +12,12 @@ saved reports): located errors, never a traceback, never a silent guess.
 
 Fast path: msgspec decodes; one walk counts containers and keys and measures the depth;
 cheap counts on the bytes bound them from above (``{``/``[``, ``":``). When the counts agree
-and no suspicious number is in the text, nothing can be wrong; otherwise the slow path
-re-parses with every pair kept and walks everything, bounded in depth beforehand.
+and no suspicious number is in the text, nothing can be wrong. Strings may hold brackets and
+runs of digits (COCO's compressed RLE counts use ``0``-``9``, ``[``, ``]``, ``:``, ``\``):
+then the counts are taken again outside the strings, exactly, and only integers outside
+strings are suspicious (:func:`_outside_strings`; numbers that overflow a float need no
+search there: msgspec refused them already). Otherwise the slow path re-parses with every
+pair kept and walks everything, bounded in depth beforehand.
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ _NUM = re.compile(rb"(?<![\d.])\d{16,}(?![\d.eE])|[eE][+]?\d{3,}")
 # when one of these is present
 _DIGITS_TO_0 = bytes.maketrans(b"123456789E", b"000000000e")
 _NUM_HINTS = (b"0" * 16, b"e000", b"e+000")
+# digits -> "0", what may precede a number -> ","; then ",0000000000000000" marks a run of
+# 16 digits that may be an integer token (a superset: also inside strings, or a float)
+_NUM_MAP = bytes.maketrans(b"0123456789[,: \t\r\n-", b"0" * 10 + b"," * 8)
+_LONG_NUM = b"," + b"0" * 16
 _CONSTANT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(?:-?Infinity|NaN)')
 _LONG_INT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\d{4301,}')
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
@@ -93,16 +101,20 @@ def parse_json(path: str, data: bytes) -> Any:
         doc = msgspec.json.decode(data)
     except Exception:  # noqa: BLE001 - any refusal: the slow path judges and locates it
         return _slow(path, text)
+    if not isinstance(doc, (dict, list)):  # a bare scalar: nothing to gain from speed
+        return _slow(path, text)
     containers, keys, depth = _stats(doc)
     if depth > MAX_DEPTH:
         _check_depth(path, text)
     if (
-        data.count(b"{") + data.count(b"[") != containers
-        or data.count(b'":') + len(_KEY_WS.findall(data)) != keys
-        or _suspicious_number(data)
+        data.count(b"{") + data.count(b"[") == containers
+        and data.count(b'":') + len(_KEY_WS.findall(data)) == keys
+        and not _suspicious_number(data)
     ):
-        return _slow(path, text)
-    return doc
+        return doc
+    if _outside_strings(data) == (containers, keys, False):
+        return doc
+    return _slow(path, text)
 
 
 def _suspicious_number(data: bytes) -> bool:
@@ -112,6 +124,50 @@ def _suspicious_number(data: bytes) -> bool:
     if not any(h in folded for h in _NUM_HINTS):
         return False
     return _NUM.search(data) is not None
+
+
+def _outside_strings(data: bytes) -> tuple[int, int, bool]:
+    """(``{`` and ``[`` characters, keys, an integer of 16+ digits) of valid JSON text, all
+    outside strings: exact.
+
+    A quote ends or starts a string unless an odd run of backslashes precedes it (in valid
+    JSON backslashes occur only inside strings); the text between quote 2k and 2k+1 is a
+    string; a key is a string whose closing quote is followed, after white space, by ``:``;
+    a number is preceded by ``[ , :``, white space or ``-``.
+    """
+    import numpy as np
+
+    b = np.frombuffer(data, dtype=np.uint8)
+    q = np.flatnonzero(b == 34)
+    slash = np.flatnonzero(b == 92)
+    if slash.size and q.size:
+        after = q[q > 0]
+        after = after[b[after - 1] == 92]  # quotes right after a backslash
+        run_start = slash[np.r_[0, np.flatnonzero(np.diff(slash) != 1) + 1]]
+        k = np.searchsorted(run_start, after - 1, side="right") - 1
+        escaped = after[((after - run_start[k]) & 1).astype(bool)]  # an odd run
+        q = np.setdiff1d(q, escaped, assume_unique=True)
+
+    def outside(pos: Any) -> Any:
+        return (np.searchsorted(q, pos, side="right") & 1) == 0
+
+    opened = sum(int(outside(np.flatnonzero(b == ch)).sum()) for ch in (123, 91))
+    nxt = q[1::2] + 1
+    nxt = nxt[nxt < b.size]
+    keys = 0
+    while nxt.size:  # step over white space after each closing quote
+        c = b[nxt]
+        keys += int((c == 58).sum())
+        nxt = nxt[(c == 32) | (c == 9) | (c == 10) | (c == 13)] + 1
+        nxt = nxt[nxt < b.size]
+    folded = data.translate(_NUM_MAP)
+    long_int = False
+    at = folded.find(_LONG_NUM)
+    while at >= 0 and not long_int:  # each hit: a number, or inside a string (skip it)
+        long_int = bool(outside(np.asarray([at])).all())
+        end = int(q[np.searchsorted(q, at, side="right")]) if not long_int else at
+        at = folded.find(_LONG_NUM, end + 1)
+    return opened, keys, long_int
 
 
 def _stats(doc: Any) -> tuple[int, int, int]:

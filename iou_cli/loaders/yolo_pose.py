@@ -65,8 +65,8 @@ class PoseRows:
             self.sigmas = parse_sigmas(sg, k, yaml_path, "kpt_oks_sigmas").tolist()
 
     def split(self, parts: list[str], file: str, ln: int) -> tuple[list[str], list[float]]:
-        """``(box row, keypoints [x, y, v] * K)`` of one row (v = 2 where the file has
-        none: every keypoint counts)."""
+        """``(box row, keypoints [x, y, v] * K)`` of one row (where the file has no flags:
+        v = 2, and 0 for a keypoint with a negative coordinate, as Ultralytics' loader)."""
         extra = len(parts) - 5 - (1 if self.pred else 0)
         layout = "class cx cy w h" + " + K x (x y [v])" + (" conf" if self.pred else "")
         if self.shape is None:
@@ -109,7 +109,8 @@ class PoseRows:
         kp: list[float] = []
         for j in range(k):
             x, y = vals[j * d], vals[j * d + 1]
-            v = vals[j * d + 2] if d == 3 else 2.0
+            # two values a keypoint: Ultralytics reads a negative coordinate as not labelled
+            v = vals[j * d + 2] if d == 3 else (0.0 if x < 0 or y < 0 else 2.0)
             if d == 3 and not self.pred and v not in (0.0, 1.0, 2.0):
                 raise InputError(
                     file,
@@ -132,7 +133,8 @@ class PoseRows:
         sig = None if self.sigmas is None else np.asarray([self.sigmas], dtype=np.float64)
         src = f"{self.yaml_path}: kpt_oks_sigmas" if sig is not None else ""
         names = self.names if self.names and len(self.names) == k else None
-        return Skeleton(k=k, names=names, sigmas=sig, source=src)
+        dims = self.shape[1] if self.shape else 3
+        return Skeleton(k=k, names=names, sigmas=sig, source=src, dims=dims)
 
 
 def _yaml(path: str | None) -> dict[str, Any]:

@@ -127,18 +127,26 @@ def pair_iou_segm(
     g_rows_sorted: IntArray,
     d_gstart: IntArray,
     d_ng: IntArray,
+    *,
+    min_iou: float | None = None,
 ) -> FloatArray:
     """Mask IoU of every detection with every ground truth of its group (detection-major,
     as :func:`expand_groups` lays pairs out).
 
-    One ``pycocotools.mask.iou`` call per image (not per image and class): the image's
-    detections that have ground truths against the span of ground truths their groups
-    cover (groups sort by image first, so an image's ground truths are contiguous); each
-    detection's own pairs are then read out of that matrix. A pair's IoU depends only on
-    its two masks, so the values are the per-group ones; the call's bounding-box pre-check
-    keeps the extra cross-class pairs cheap.
+    ``min_iou``: a pair whose IoU provably lies below it gets 0 without its masks being
+    decoded. The bound: the intersection is at most the smaller mask area and the overlap
+    of the two mask boxes (``I``), and IoU grows with the intersection, so IoU is at most
+    ``I / (area_d + area_g - I)`` (crowd: ``I / area_d``); float division is monotone, so
+    the computed IoU is at most the computed bound too.
+
+    ``pycocotools.mask.iou`` first compares the masks' bounding boxes (``toBbox``) and
+    gives 0 where they do not overlap; that test is made here, vectorised over all pairs
+    (on ``Boxes.mask_box``), so only the masks of overlapping pairs are decoded, in one
+    call per image (the image's detections and ground truths that have such a pair; the
+    call's own box test keeps the cross pairs of that matrix cheap). A pair's value depends
+    only on its two masks: the values are pycocotools' bit for bit.
     """
-    from ..geometry.masks import group_iou
+    from ..geometry.masks import group_iou, mask_boxes
 
     n_pairs = int(d_ng.sum())
     out = np.zeros(n_pairs, dtype=np.float64)
@@ -147,27 +155,74 @@ def pair_iou_segm(
         return out
     if pm is None or gm is None:
         raise ValueError("segm pairs need masks on both sides (masks.prepare_masks)")
-    crowd = ds.gt.iscrowd
-    has = np.flatnonzero(d_ng > 0)  # detections with pairs, in (image, class, rank) order
-    image = ds.pred.image[d_rows[has]]
+    first = np.cumsum(d_ng) - d_ng
+    pair_d = np.repeat(d_rows, d_ng)
+    pair_g = g_rows_sorted[np.repeat(d_gstart - first, d_ng) + np.arange(n_pairs)]
+    db = ds.pred.mask_box if ds.pred.mask_box is not None else mask_boxes(pm)
+    gb = ds.gt.mask_box if ds.gt.mask_box is not None else mask_boxes(gm)
+    a, b = db[pair_d], gb[pair_g]
+    # pycocotools' bbIou: overlap width and height both > 0 (integers: exact in float64)
+    near = np.flatnonzero(
+        (np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]) > 0)
+        & (np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]) > 0)
+    )
+    if near.size and min_iou is not None and min_iou > 0:
+        near = near[_may_reach(ds, pair_d[near], pair_g[near], db, gb, min_iou)]
+    if near.size == 0:
+        return out
+    nd, ng = pair_d[near], pair_g[near]
+    image = ds.pred.image[nd]
+    # each image's detections and ground truths (sorted, unique) and every pair's place in
+    # that image's matrix, for all images at once
+    dets, d_at = _per_image(image, nd, len(ds.pred))
+    gts, g_at = _per_image(image, ng, len(ds.gt))
+    order = np.argsort(image, kind="stable")
+    near, image, d_at, g_at = near[order], image[order], d_at[order], g_at[order]
     cut = np.flatnonzero(np.r_[True, image[1:] != image[:-1], True])
-    pair_start = np.cumsum(d_ng) - d_ng
-    for a, b in zip(cut[:-1].tolist(), cut[1:].tolist(), strict=False):
-        dets = has[a:b]
-        gs, ng = d_gstart[dets], d_ng[dets]
-        g0 = int(gs.min())
-        g1 = int((gs + ng).max())
-        grows = g_rows_sorted[g0:g1]
+    d_rows, g_rows = dets[1].tolist(), gts[1].tolist()
+    crowd = ds.gt.iscrowd
+    d_lo, g_lo = _starts(dets[0]), _starts(gts[0])
+    for k, (lo, hi) in enumerate(zip(cut[:-1].tolist(), cut[1:].tolist(), strict=False)):
+        d0, d1 = d_lo[k], d_lo[k + 1]
+        g0, g1 = g_lo[k], g_lo[k + 1]
         m = group_iou(
-            [pm[r] for r in d_rows[dets].tolist()], [gm[r] for r in grows.tolist()], crowd[grows]
+            [pm[r] for r in d_rows[d0:d1]], [gm[r] for r in g_rows[g0:g1]], crowd[gts[1][g0:g1]]
         )
-        n = int(ng.sum())
-        local = np.repeat(np.arange(dets.shape[0]), ng)
-        first = np.cumsum(ng) - ng
-        col = np.repeat(gs - g0 - first, ng) + np.arange(n)
-        dst = np.repeat(pair_start[dets] - first, ng) + np.arange(n)
-        out[dst] = m[local, col]
+        out[near[lo:hi]] = m[d_at[lo:hi] - d0, g_at[lo:hi] - g0]
     return out
+
+
+def _per_image(
+    image: IntArray, rows: IntArray, n: int
+) -> tuple[tuple[IntArray, IntArray], IntArray]:
+    """The distinct (image, row) pairs sorted by image then row, as ``(images, rows)``, and
+    each input position's index into them."""
+    key = image.astype(np.int64) * max(n, 1) + rows
+    uniq, at = np.unique(key, return_inverse=True)
+    return (uniq // max(n, 1), uniq % max(n, 1)), at.reshape(-1)
+
+
+def _starts(images: IntArray) -> list[int]:
+    """Where each image's run starts in ``images`` (sorted), and its end."""
+    return np.flatnonzero(np.r_[True, images[1:] != images[:-1], True]).tolist()
+
+
+def _may_reach(
+    ds: Dataset, nd: IntArray, ng: IntArray, db: FloatArray, gb: FloatArray, min_iou: float
+) -> BoolArray:
+    """Which pairs (``nd``, ``ng``) may have a mask IoU of ``min_iou`` or more (see
+    :func:`pair_iou_segm`); all of them when the mask areas are not known."""
+    ad_all, ag_all = ds.pred.mask_area, ds.gt.mask_area
+    if ad_all is None or ag_all is None:
+        return np.ones(nd.shape[0], dtype=bool)
+    a, b = db[nd], gb[ng]
+    iw = np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0])
+    ih = np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1])
+    ad, ag = ad_all[nd], ag_all[ng]
+    inter = np.minimum(np.minimum(ad, ag), iw * ih)
+    with np.errstate(divide="ignore", invalid="ignore"):  # (an empty mask has no overlap)
+        bound = np.where(ds.gt.iscrowd[ng], inter / ad, inter / (ad + ag - inter))
+    return ~(bound < min_iou)
 
 
 def sigma_table(ds: Dataset) -> tuple[FloatArray, str]:
@@ -262,12 +317,13 @@ def group_pair_iou(
 ) -> FloatArray:
     """The similarity of every pair :func:`expand_groups` laid out, by the geometry
     ``iou_type``: box IoU (``bbox``), mask IoU (``segm``), rotated-box IoU (``obb``) or OKS
-    (``keypoints``; pairs provably below ``min_sim`` may be given 0, see :func:`pair_oks`)."""
+    (``keypoints``); for ``segm`` and ``keypoints`` pairs provably below ``min_sim`` may be
+    given 0 (see :func:`pair_iou_segm`, :func:`pair_oks`)."""
     if iou_type == "keypoints":
         sig = sigma_table(ds)[0]
         return pair_oks(ds, d_rows[pair_det], g_rows_sorted[pair_g], sig, min_oks=min_sim)
     if iou_type == "segm":
-        return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng)
+        return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng, min_iou=min_sim)
     if iou_type == "obb":
         return pair_iou_obb(ds, d_rows[pair_det], g_rows_sorted[pair_g])
     return pair_iou_bbox(ds, d_rows[pair_det], g_rows_sorted[pair_g])

@@ -49,6 +49,8 @@ class Protocol:
     * ``tide``: TIDE can re-score through its AP;
     * ``unscaled_boxes``: normalised boxes on images of unknown size may stay unscaled when
       the other side has no box there (they can only be unmatched);
+    * ``sigma_default``: whose rule gives keypoint sigmas the data lacks (``"coco"``:
+      COCO's 17 or an error; ``"ultralytics"``: COCO's for [17, 3], else 1/K);
     * ``bbox_as``: the geometry the default ``--iou-type bbox`` means for a protocol that
       scores another one only (DOTA: ``obb``);
     * ``run(ds, opts)``: evaluates a joined dataset (``opts``: the common options and the
@@ -68,6 +70,7 @@ class Protocol:
     unscaled_boxes: bool = False
     bbox_as: str | None = None
     class_key: str = "AP"
+    sigma_default: str = "coco"  # keypoints without sigmas of their own: whose rule applies
 
     @property
     def options(self) -> frozenset[str]:

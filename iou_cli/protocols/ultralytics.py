@@ -30,7 +30,7 @@ truth at all every key is undefined (null; Ultralytics prints 0 with a warning).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +63,8 @@ KEY_R = "metrics/recall(B)"
 KEY_MAP50 = "metrics/mAP50(B)"
 KEY_MAP = "metrics/mAP50-95(B)"
 SUMMARY_KEYS = (KEY_P, KEY_R, KEY_MAP50, KEY_MAP)
+# pose models (--iou-type keypoints): the same four by OKS, after the box ones
+POSE_KEYS = tuple(k.replace("(B)", "(P)") for k in SUMMARY_KEYS)
 
 
 def iou_f32(gt: F32, pred: F32) -> F32:
@@ -207,7 +209,11 @@ def _group_iou(ds: Dataset, iou: str, f32: bool) -> Any:
 
 
 def match(
-    ds: Dataset, *, precision: str = "float32", iou: str = "box"
+    ds: Dataset,
+    *,
+    precision: str = "float32",
+    iou: str = "box",
+    sim: Callable[[IntArray, IntArray], npt.NDArray[Any]] | None = None,
 ) -> tuple[IntArray, IntArray, F32]:
     """Match every prediction. Returns ``order`` (prediction rows by image, then descending
     float32 confidence, stable: Ultralytics' evaluation order), and per position of
@@ -216,7 +222,9 @@ def match(
     ``iou``: ``"box"`` (axis-aligned boxes), ``"probiou"`` (rotated boxes, as Ultralytics'
     OBB validator), ``"polygon"`` (rotated boxes by polygon IoU, float64 only: ``explain``).
     ``precision="float64"`` (for ``explain``) keeps the same rule on float64 IoU (pycocotools'
-    for boxes), thresholds (``min(t, 1 - 1e-10)``) and float64 confidences."""
+    for boxes), thresholds (``min(t, 1 - 1e-10)``) and float64 confidences.
+    ``sim(g_rows, d_rows)``: another similarity of one (image, class) group, (G, D) (pose:
+    :func:`pose_similarity`)."""
     gt, pr = ds.gt, ds.pred
     K = max(len(ds.categories), 1)
     f32 = precision == "float32"
@@ -238,7 +246,7 @@ def match(
     p_hi = np.append(p_lo[1:], p_sorted.shape[0])
     g_lo = np.asarray(np.searchsorted(g_sorted, keys, side="left"))
     g_hi = np.asarray(np.searchsorted(g_sorted, keys, side="right"))
-    group_iou = _group_iou(ds, iou, f32)
+    group_iou = sim if sim is not None else _group_iou(ds, iou, f32)
     for k in np.flatnonzero(g_hi > g_lo):
         pos = by_key[p_lo[k] : p_hi[k]]
         grows = g_rows[g_lo[k] : g_hi[k]]
@@ -427,7 +435,105 @@ def run_ultralytics(
     )
 
 
+def pose_similarity(ds: Dataset) -> Callable[[IntArray, IntArray], F32]:
+    """Ultralytics' OKS of one (image, class) group (:mod:`iou_cli.geometry.oks_f32`:
+    float32, area 0.53 x box area, only labelled keypoints, its sigma rule)."""
+    from ..geometry.oks_f32 import box_area_f32, oks_f32, sigmas_f32
+    from ..matching.pairs import sigma_table
+
+    gt, pr = ds.gt, ds.pred
+    if gt.keypoints is None or pr.keypoints is None:
+        raise ValueError("pose metrics need keypoints on both sides (--iou-type keypoints)")
+    gk = gt.keypoints.astype(np.float32)
+    pk = pr.keypoints.astype(np.float32)
+    area = box_area_f32(gt.xyxy)
+    table = sigmas_f32(sigma_table(ds)[0])
+
+    def sim(g_rows: IntArray, d_rows: IntArray) -> F32:
+        row = table[0] if table.shape[0] == 1 else table[gt.category[g_rows[0]]]
+        return oks_f32(gk[g_rows], pk[d_rows], area[g_rows], row)
+
+    return sim
+
+
+@dataclass
+class UltralyticsPoseEvaluation(UltralyticsEvaluation):
+    """``yolo val`` of a pose model: the match and curves by OKS (``(P)`` keys, the operating
+    point, the match table) and the box curves of the same predictions (``(B)`` keys)."""
+
+    box_curves: UltralyticsCurves | None = None
+
+    def ultralytics_stats(self) -> dict[str, float | None]:
+        pose = _means(self.curves, POSE_KEYS)
+        box = _means(self.box_curves, SUMMARY_KEYS) if self.box_curves is not None else {}
+        return {**box, **pose}
+
+    def matches(self) -> Matches:
+        """The ``--matches`` rows at the operating point (``oks`` = ``iou``: Ultralytics')."""
+        m = super().matches()
+        m.columns["oks"] = m.columns["iou"]
+        return m
+
+    def oks_area(self) -> FloatArray:
+        """Each ground truth's object area as its OKS takes it: 0.53 x the box area."""
+        from ..geometry.oks_f32 import box_area_f32
+
+        return box_area_f32(self.dataset.gt.xyxy).astype(np.float64)
+
+    def result(self) -> Result:
+        res = super().result()
+        res.params["iou_type"] = "keypoints"
+        res.params["oks"] = (
+            "Ultralytics' kpt_iou: area 0.53 x the ground truth's box area, labelled keypoints "
+            "only (a ground truth without any: OKS 0), float32"
+        )
+        res.params["oks_sigmas"] = self.params.get("sigma_source", "")
+        return res
+
+
+def _means(c: UltralyticsCurves, keys: tuple[str, ...]) -> dict[str, float | None]:
+    if not c.classes.size:
+        return dict.fromkeys(keys)
+    vals = (c.p.mean(), c.r.mean(), c.ap[:, 0].mean(), c.ap.mean())
+    return {k: float(v) for k, v in zip(keys, vals, strict=True)}
+
+
+def run_ultralytics_pose(
+    ds: Dataset,
+    *,
+    iou_thr: float = 0.5,
+    score_thr: float | None = None,
+    matches: bool = False,
+) -> UltralyticsPoseEvaluation:
+    """``yolo val`` pose metrics: box and pose (OKS) matches of the same predictions."""
+    from ..matching.pairs import sigma_table
+
+    base = run_ultralytics(ds, iou_thr=iou_thr, score_thr=score_thr, matches=matches)
+    order, taken, taken_iou = match(ds, sim=pose_similarity(ds))
+    conf = ds.pred.score.astype(np.float32)[order]
+    curves = accumulate(taken >= 0, conf, ds.pred.category[order], ds.gt.category)
+    params = dict(base.params, sigma_source=sigma_table(ds)[1], iou_type="keypoints")
+    return UltralyticsPoseEvaluation(
+        protocol="ultralytics",
+        params=params,
+        dataset=ds,
+        table=_table(ds, order, taken, taken_iou),
+        order=order,
+        taken=taken,
+        taken_iou=taken_iou,
+        curves=curves,
+        box_curves=base.curves,
+    )
+
+
 def _run(ds: Dataset, opts: Mapping[str, Any]) -> UltralyticsEvaluation:
+    if opts.get("iou_type") == "keypoints":
+        return run_ultralytics_pose(
+            ds,
+            iou_thr=float(opts.get("iou_thr") or 0.5),
+            score_thr=opts.get("score_thr"),
+            matches=bool(opts.get("matches", False)),
+        )
     return run_ultralytics(
         ds,
         iou_thr=float(opts.get("iou_thr") or 0.5),
@@ -435,6 +541,11 @@ def _run(ds: Dataset, opts: Mapping[str, Any]) -> UltralyticsEvaluation:
         matches=bool(opts.get("matches", False)),
         iou_type=str(opts.get("iou_type", "bbox")),
     )
+
+
+def _summary_keys(opts: Mapping[str, Any]) -> list[str]:
+    pose = opts.get("iou_type") == "keypoints"
+    return list(SUMMARY_KEYS) + (list(POSE_KEYS) if pose else [])
 
 
 @dataclass(frozen=True)
@@ -447,11 +558,12 @@ PROTOCOLS = {
         name="ultralytics",
         description="Ultralytics' yolo val metrics (P, R, mAP50, mAP50-95; float32, no maxDets)",
         params=Params,
-        iou_types=("bbox", "obb"),
-        summary_keys=lambda opts: list(SUMMARY_KEYS),
+        iou_types=("bbox", "obb", "keypoints"),
+        summary_keys=_summary_keys,
         run=_run,
         curves="ultralytics",  # its own curves object: no curves JSON section
         bootstrap="voc",  # compare re-runs the devkit-style matching, as before
         class_key="mAP50-95",  # Ultralytics' per-class metric
+        sigma_default="ultralytics",  # keypoints: COCO's for [17, 3], else 1/K
     )
 }

@@ -3,7 +3,10 @@ line and exit 2."""
 
 from __future__ import annotations
 
+import base64
 import json
+import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -120,6 +123,21 @@ def test_sigmas_file_and_yolo_pose(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "kpt_oks_sigmas" in err2 and "0.53" in err2
 
 
+def test_compare_under_ultralytics_keypoints_has_no_box_intervals(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Ultralytics' intervals re-run the devkit matching by box IoU: on keypoints that would
+    # be intervals of another matching, so there are none (said on stderr)
+    a, g = str(KP / "coco" / "preds.json"), str(KP / "coco" / "gt.json")
+    args = ["compare", a, a, g, "--iou-type", "keypoints", "--protocol", "ultralytics"]
+    code, out, err = run([*args, "-o", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["metrics"]["metrics/mAP50-95(P)"]["delta"] == 0.0
+    assert all(m.get("ci_low") is None for m in doc["metrics"].values())
+    assert "no bootstrap for protocol ultralytics on keypoints" in err
+
+
 def test_compare_on_keypoints_with_sigmas(capsys: pytest.CaptureFixture[str]) -> None:
     yolo = KP / "yolo"
     common = [
@@ -210,3 +228,79 @@ def test_html_report_has_the_keypoint_section_escaped() -> None:
     assert "&lt;b&gt;nose&lt;/b&gt;" in page and "<b>nose</b>" not in page
     plain = evaluation_report(evaluate(dets, gt, iou_type="keypoints"), None, figures=False)
     assert "Per keypoint:" not in plain
+    # the skeleton figure: an SVG image (no script can run in <img>), valid XML, the name
+    # escaped in it too, one dot per placed keypoint and one line per edge
+    svg = _skeleton_svg(page)
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    texts = [t.text or "" for t in root.iter(ns + "text")]
+    assert any(t.startswith("<b>nose</b> ") for t in texts)  # the parsed text: escaped in XML
+    kp = r.analyses["per_keypoint"]
+    placed = sum(p is not None for p in kp["layout"])
+    assert len(list(root.iter(ns + "circle"))) == placed == 17
+    assert (
+        len(list(root.iter(ns + "line")))
+        == len(kp["skeleton"])
+        == len(gt["categories"][0]["skeleton"])
+    )
+    # without a skeleton in the categories: the table only
+    del gt["categories"][0]["skeleton"]
+    page = evaluation_report(
+        evaluate(dets, gt, iou_type="keypoints", per_keypoint=True), None, figures=False
+    )
+    assert "Per keypoint:" in page and 'class="skeleton"' not in page
+
+
+def _skeleton_svg(page: str) -> str:
+    m = re.search(r'<figure class="skeleton"><img src="data:image/svg\+xml;base64,([^"]+)"', page)
+    assert m is not None
+    return base64.b64decode(m.group(1)).decode("utf-8")
+
+
+def test_skeleton_colours_by_share_within() -> None:
+    from iou_cli.report.html_keypoints import colour, skeleton_svg
+
+    assert colour(0.0) == "hsl(0,75%,42%)" and colour(1.0) == "hsl(120,75%,42%)"
+    assert colour(None) == colour(float("nan")) == "#9aa0a6"
+    kp = {
+        "keypoints": [{"name": "a", "within": 0.0}, {"name": "b", "within": 1.0}, {"name": "c"}],
+        "layout": [[0.0, -1.0], [0.0, 1.0], None],
+        "skeleton": [[1, 2], [2, 3]],
+    }
+    svg = skeleton_svg(kp)
+    assert svg is not None
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    fills = [c.get("fill") for c in root.iter(ns + "circle")]
+    assert fills == ["hsl(0,75%,42%)", "hsl(120,75%,42%)"]  # c has no place: not drawn
+    (line,) = root.iter(ns + "line")  # the edge to the unplaced keypoint is left out
+    assert line.get("stroke") == "hsl(0,75%,42%)"  # an edge takes its worse end
+    assert skeleton_svg(dict(kp, skeleton=[])) is None
+
+
+@pytest.mark.skipif(
+    __import__("tests.browser", fromlist=["find_chromium"]).find_chromium() is None,
+    reason="chromium is not installed (make report-check)",
+)
+def test_skeleton_figure_renders_in_chromium(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the CLI's report with --per-keypoint in a real browser: the skeleton's SVG data URI is
+    # decoded and drawn (its green, hsl(120,75%,42%) = rgb(27,188,27), on the page)
+    import numpy as np
+    from PIL import Image
+
+    from tests.browser import judge, screenshot
+
+    html = tmp_path / "report.html"
+    args = [str(KP / "coco" / "preds.json"), str(KP / "coco" / "gt.json"), "--iou-type"]
+    code, _, err = run([*args, "keypoints", "--per-keypoint", "-q", "--report", str(html)], capsys)
+    assert code == 0, err
+    png = tmp_path / "report.png"
+    screenshot(html, png, height=2800)
+    assert judge(png) == []
+    rgb = np.asarray(Image.open(png).convert("RGB"), dtype=np.int32)
+    green = (
+        (abs(rgb[..., 0] - 27) < 30) & (abs(rgb[..., 1] - 188) < 30) & (abs(rgb[..., 2] - 27) < 30)
+    )
+    assert int(green.sum()) > 500

@@ -118,3 +118,68 @@ def test_rotated_boxes_to_voc() -> None:
     gt, dets = rotated_scene(1)
     ex = explain(_dataset(evaluate(dets, gt, iou_type="obb")), target="voc")
     assert ex.end["AP50"] == evaluate(dets, gt, iou_type="obb", protocol="voc").summary["mAP"]
+
+
+# ------------------------------------------------------------------ keypoints (pose mAP)
+
+
+def _explain_pose(dets: Any, gt: Any, **kw: Any) -> Any:
+    from iou_cli.analysis.explain import explain_files
+
+    return explain_files(dets, gt, iou_type="keypoints", **kw)[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_keypoint_steps_add_up_to_the_two_protocols(seed: int) -> None:
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(seed, with_bbox=True)
+    c = evaluate(dets, gt, iou_type="keypoints")
+    u = evaluate(dets, gt, iou_type="keypoints", protocol="ultralytics")
+    ex = _explain_pose(dets, gt)
+    names = [s.name for s in ex.steps]
+    assert "OKS area" in names and "sigmas" in names and "unlabelled ground truths" in names
+    for key in ("AP", "AP50", "AP75"):
+        assert ex.start[key] == c.summary[key]
+        total = ex.total[key]
+        assert total is not None
+        assert abs(sum(s.effect[key] or 0.0 for s in ex.steps) - total) <= 1e-12
+        assert ex.steps[-1].values[key] == ex.end[key]
+    assert ex.end["AP"] == u.summary["metrics/mAP50-95(P)"]
+    assert ex.end["AP50"] == u.summary["metrics/mAP50(P)"]
+    # the scenes have annotated areas other than 0.53 x box: the area step moves AP
+    area = next(s for s in ex.steps if s.name == "OKS area")
+    assert area.effect["AP"] != 0.0
+
+
+def test_keypoint_sigma_difference_is_named(tmp_path: Path) -> None:
+    # kpt_shape [17, 2]: COCO takes its 17 sigmas, Ultralytics 1/17: the sigma step says so
+    rows = []
+    rng = np.random.default_rng(3)
+    for d in ("gt", "pred"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "data.yaml").write_text("names: [person]\nkpt_shape: [17, 2]\n")
+    for i in range(6):
+        x, y = rng.uniform(0.1, 0.5, 2)
+        kp = np.stack([x + rng.uniform(0, 0.3, 17), y + rng.uniform(0, 0.3, 17)], 1)
+        g = f"0 {x + 0.2} {y + 0.2} 0.4 0.4 " + " ".join(f"{v:.4f}" for v in kp.ravel())
+        noisy = kp + rng.normal(0, 0.01, kp.shape)
+        p = f"0 {x + 0.2} {y + 0.2} 0.4 0.4 " + " ".join(f"{v:.4f}" for v in noisy.ravel())
+        (tmp_path / "gt" / f"{i}.txt").write_text(g + "\n")
+        (tmp_path / "pred" / f"{i}.txt").write_text(p + f" {rng.uniform():.3f}\n")
+        rows.append(g)
+    ex = _explain_pose(str(tmp_path / "pred"), str(tmp_path / "gt"), image_size=(100.0, 100.0))
+    sig = next(s for s in ex.steps if s.name == "sigmas")
+    assert sig.before == "COCO's 17" and sig.after == "0.05882 for every keypoint"
+    assert sig.effect["AP"] != 0.0
+
+
+def test_keypoints_without_sigmas_name_both_rules(tmp_path: Path) -> None:
+    from iou_cli.errors import UsageError
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(1, k=5, with_bbox=True)
+    with pytest.raises(UsageError, match="Ultralytics takes 1/K = 0.2"):
+        _explain_pose(dets, gt)
+    ex = _explain_pose(dets, gt, sigmas=(0.05,) * 5)  # the same sigmas on both sides
+    assert next(s for s in ex.steps if s.name == "sigmas").effect["AP"] == 0.0

@@ -16,6 +16,12 @@ same matching, with ``OBBMetrics``.
 Output per scene: ``{"results": results_dict, "classes": ap_class_index, "ap": all_ap,
 "p": p, "r": r, "correct": [per image [[bool x 10], ...]], "iouv": [...]}``, and for rotated
 scenes ``"iou"``: per image the (G, D) probiou matrices, float32 and float64.
+
+Pose scenes (``"kpt_shape": [K, 3]``, optional ``"kpt_oks_sigmas"``) append ``x, y, v`` * K
+to each row and run ``PoseValidator`` instead: its ``init_metrics`` picks the sigmas (the
+detection part of it stubbed out), its ``_process_batch`` gives box and pose match bits,
+``PoseMetrics`` the numbers; the output adds ``"correct_p"``, ``"ap_p"``, ``"p_p"``,
+``"r_p"``, ``"oks"`` (per image, the (G, D) OKS matrix) and ``"sigma"``.
 """
 
 from __future__ import annotations
@@ -113,9 +119,82 @@ def run_scene(scene: dict) -> dict:
     }
 
 
+def run_pose_scene(scene: dict) -> dict:
+    from ultralytics.models.yolo.detect import DetectionValidator
+    from ultralytics.models.yolo.pose import PoseValidator
+    from ultralytics.utils.metrics import PoseMetrics, kpt_iou
+    from ultralytics.utils.ops import xyxy2xywh
+
+    nc = int(scene["nc"])
+    k = int(scene["kpt_shape"][0])
+    v = PoseValidator.__new__(PoseValidator)  # no dataloader or model: only what is used
+    v.iouv = torch.linspace(0.5, 0.95, 10)
+    v.niou = 10
+    v.data = {"kpt_shape": scene["kpt_shape"]}
+    if scene.get("kpt_oks_sigmas"):
+        v.data["kpt_oks_sigmas"] = scene["kpt_oks_sigmas"]
+    detection_init = DetectionValidator.init_metrics
+    DetectionValidator.init_metrics = lambda self, model: None
+    try:
+        PoseValidator.init_metrics(v, None)
+    finally:
+        DetectionValidator.init_metrics = detection_init
+    metrics = PoseMetrics(names={i: f"c{i}" for i in range(nc)})
+    correct, correct_p, oks_out = [], [], []
+    for n, im in enumerate(scene["images"]):
+        gt = np.asarray(im["gt"], dtype=np.float64).reshape(-1, 5 + 3 * k)
+        pr = np.asarray(im["pred"], dtype=np.float64).reshape(-1, 6 + 3 * k)
+        batch = {
+            "cls": torch.tensor(gt[:, 0], dtype=torch.float32),
+            "bboxes": torch.tensor(gt[:, 1:5], dtype=torch.float32),
+            "keypoints": torch.tensor(gt[:, 5:], dtype=torch.float32).reshape(-1, k, 3),
+        }
+        preds = {
+            "cls": torch.tensor(pr[:, 0], dtype=torch.float32),
+            "conf": torch.tensor(pr[:, 1], dtype=torch.float32),
+            "bboxes": torch.tensor(pr[:, 2:6], dtype=torch.float32),
+            "keypoints": torch.tensor(pr[:, 6:], dtype=torch.float32).reshape(-1, k, 3),
+        }
+        tp = v._process_batch(preds, batch)
+        correct.append(tp["tp"].tolist())
+        correct_p.append(tp["tp_p"].tolist())
+        if gt.shape[0] and pr.shape[0]:
+            area = xyxy2xywh(batch["bboxes"])[:, 2:].prod(1) * 0.53
+            oks = kpt_iou(batch["keypoints"], preds["keypoints"], sigma=v.sigma, area=area)
+            oks_out.append(oks.numpy().astype(float).tolist())
+        else:
+            oks_out.append([])
+        no_pred = pr.shape[0] == 0
+        metrics.update_stats(
+            {
+                "tp": tp["tp"],
+                "tp_p": tp["tp_p"],
+                "target_cls": batch["cls"].numpy(),
+                "target_img": np.unique(batch["cls"].numpy()),
+                "conf": np.zeros(0) if no_pred else preds["conf"].numpy(),
+                "pred_cls": np.zeros(0) if no_pred else preds["cls"].numpy(),
+                "im_name": f"{n}.jpg",
+            }
+        )
+    metrics.process()
+    return {
+        "results": {k2: float(x) for k2, x in metrics.results_dict.items()},
+        "classes": [int(c) for c in metrics.box.ap_class_index],
+        "ap": np.asarray(metrics.box.all_ap).tolist(),
+        "ap_p": np.asarray(metrics.pose.all_ap).tolist(),
+        "p_p": np.asarray(metrics.pose.p).tolist(),
+        "r_p": np.asarray(metrics.pose.r).tolist(),
+        "correct": correct,
+        "correct_p": correct_p,
+        "oks": oks_out,
+        "sigma": np.asarray(v.sigma, dtype=np.float32).astype(float).tolist(),
+        "version": ultralytics.__version__,
+    }
+
+
 def main() -> None:
     scenes = json.load(sys.stdin)
-    json.dump([run_scene(s) for s in scenes], _STDOUT)
+    json.dump([run_pose_scene(s) if "kpt_shape" in s else run_scene(s) for s in scenes], _STDOUT)
 
 
 if __name__ == "__main__":

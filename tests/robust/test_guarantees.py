@@ -291,6 +291,21 @@ def test_any_document_parses_as_json_loads(doc: Any) -> None:
     assert parse_json("f.json", text.encode()) == json.loads(text)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(st.sampled_from('0123456789.eE+-, x"[]'), max_size=60)
+    | st.lists(st.sampled_from(["1" * 15, "1" * 16, "9" * 20, "e", "E+", ".", "-", " ", "12"])).map(
+        "".join
+    )
+)
+def test_the_suspicious_number_prefilter_is_the_regex(text: str) -> None:
+    # the fast prefilter of the number check never disagrees with the regex it guards
+    from iou_cli.loaders.jsonio import _NUM, _suspicious_number
+
+    data = text.encode()
+    assert _suspicious_number(data) == (_NUM.search(data) is not None)
+
+
 @settings(max_examples=150, deadline=None)
 @given(doc=_docs, pick=st.integers(0, 1000), depth=st.integers(0, 90))
 def test_a_duplicate_key_at_any_depth_is_refused(doc: Any, pick: int, depth: int) -> None:

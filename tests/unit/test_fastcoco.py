@@ -279,3 +279,47 @@ def test_big_files_are_decoded_in_slices(monkeypatch: pytest.MonkeyPatch, chunk:
     nested = b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 0.5, '
     nested += b'"x": [{"a": 1},{"b": 2}]}]'
     assert read_results(nested) in (None,) or chunk > len(nested)
+
+
+# ---------------------------------------------------------------- segm results (compressed RLE)
+
+_RLE = {"size": [4, 5], "counts": "3;5"}
+
+
+def _segm(**extra: object) -> dict[str, object]:
+    return {"image_id": 1, "category_id": 2, "segmentation": dict(_RLE), "score": 0.5, **extra}
+
+
+def test_segm_results_columns() -> None:
+    from iou_cli.loaders.fastcoco import read_results
+
+    recs = [_segm(), _segm(image_id=7, score=0.25)]
+    cols = read_results(json.dumps(recs).encode(), field="segm")
+    assert cols is not None
+    assert cols["image_id"].tolist() == [1, 7] and cols["score"].tolist() == [0.5, 0.25]
+    assert np.isnan(cols["bbox"]).all()
+    assert cols["segm"] == [{"size": (4, 5), "counts": b"3;5"}] * 2
+    boxed = [_segm(bbox=[1, 2, 3, 4]), _segm(bbox=[0, 0, 1.5, 2])]
+    cols = read_results(json.dumps(boxed).encode(), field="segm")
+    assert cols is not None and cols["bbox"].tolist() == [[1, 2, 3, 4], [0, 0, 1.5, 2]]
+
+
+@pytest.mark.parametrize(
+    "recs",
+    [
+        [_segm(segmentation=[[0, 0, 1, 0, 1, 1]])],  # polygons: the validating loader
+        [_segm(segmentation={"size": [4, 5], "counts": [20]})],  # uncompressed RLE
+        [_segm(bbox=[0, 0, 1, 1]), _segm()],  # bbox on some rows only
+        [_segm(bbox=[0, 0, -1, 1])],
+        [_segm(segmentation={"size": [-4, 5], "counts": "3;5"})],
+        [_segm(segmentation={"size": [4], "counts": "3;5"})],
+        [_segm(segmentation={"size": [4, 5.0], "counts": "3;5"})],
+        [_segm(segmentation={"size": [4, 5], "counts": "3;5", "extra": 1}, score=None)],
+        [_segm(image_id="a")],
+        [],
+    ],
+)
+def test_segm_results_decline_to_the_validating_loader(recs: list[object]) -> None:
+    from iou_cli.loaders.fastcoco import read_results
+
+    assert read_results(json.dumps(recs).encode(), field="segm") is None

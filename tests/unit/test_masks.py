@@ -472,3 +472,96 @@ def test_strings_ok_in_batches_across_chunks(monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setattr(rle, "_CHUNK_CHARS", chunk)
         assert strings_ok(strings, pixels).tolist() == want
     assert 30 < sum(want) < 300  # both verdicts occur
+
+
+def test_check_strings_areas_equal_pycocotools_and_long_runs_are_refused() -> None:
+    """The vectorised decoder's areas are ``pycocotools.mask.area``'s; a run that does not
+    fit pycocotools' 32-bit counts is malformed for both the batch check and the explaining
+    decoder (which names it)."""
+    from iou_cli.geometry.rle import check_strings
+
+    rng = np.random.default_rng(11)
+    rles = []
+    for _ in range(400):
+        h, w = (int(v) for v in rng.integers(1, 60, 2))
+        m = (rng.random((h, w)) < rng.random()).astype(np.uint8)
+        if rng.random() < 0.1:
+            m[:] = 0
+        rles.append(mask_utils.encode(np.asfortranarray(m)))
+    strings = [r["counts"] for r in rles]
+    pixels = [r["size"][0] * r["size"][1] for r in rles]
+    ok, area = check_strings(strings, pixels)
+    assert ok.all()
+    assert area.tolist() == [int(mask_utils.area(r)) for r in rles]
+    # [2**32 + 4 background, 4 foreground] in a (2**31 + 4) x 2 image: the runs cover h * w
+    # exactly, but the first does not fit 32 bits (pycocotools would truncate it)
+    full = mask_utils.encode(np.asfortranarray(np.ones((2, 2), np.uint8)))["counts"]
+    enc = _encode_runs([2**32 + 4, 4])
+    assert explain_string(enc, 2**31 + 4, 2).endswith("of 4294967300 pixels (at most 2**32 - 1)")
+    assert check_strings([enc, full], [2**32 + 8, 4])[0].tolist() == [False, True]
+    fits = _encode_runs([2**32 - 5, 4, 1])  # the largest run pycocotools keeps
+    assert check_strings([fits], [2**32])[0].tolist() == [True]
+
+
+def _encode_runs(runs: list[int]) -> bytes:
+    """COCO's compressed RLE string of uncompressed runs (maskApi.c rleToString)."""
+    out = bytearray()
+    for i, r in enumerate(runs):
+        x = r - runs[i - 2] if i > 2 else r
+        more = True
+        while more:
+            c = x & 0x1F
+            x >>= 5
+            more = x != -1 if c & 0x10 else x != 0
+            if more:
+                c |= 0x20
+            out.append(c + 48)
+    return bytes(out)
+
+
+def test_encode_runs_is_pycocotools_encoding() -> None:
+    m = np.zeros((7, 5), np.uint8)
+    m[2:5, 1:4] = 1
+    r = mask_utils.encode(np.asfortranarray(m))
+    flat = m.flatten(order="F")
+    change = np.flatnonzero(np.diff(np.concatenate(([0], flat, [1 - flat[-1]]))))
+    runs = [int(v) for v in np.diff(np.concatenate(([0], change)))]
+    assert _encode_runs(runs) == r["counts"]
+
+
+def test_polygon_side_check_agrees_with_the_per_mask_check() -> None:
+    """The all-at-once polygon check (``_polygons_ok``) passes a side exactly when every mask
+    passes the per-mask check that locates problems."""
+    from iou_cli.geometry.masks import _check_polygons, _polygons_ok
+
+    rng = np.random.default_rng(5)
+    good: list[list[float]] = [[0.0, 0.0, 5.0, 0.0, 5.0, 4.0], [1, 1, 3, 1, 3, 3, 1, 3]]
+    bad_values: list[Any] = [float("nan"), float("inf"), 10**400, 1e9, -1e9, True, "1", None]
+    hs = np.array([10, -1], dtype=np.int64)
+    ws = np.array([20, -1], dtype=np.int64)
+    for _ in range(300):
+        raw: list[Any] = [[list(p) for p in good[: int(rng.integers(1, 3))]] for _ in range(4)]
+        image = np.zeros(4, dtype=np.int64)
+        r = rng.random()
+        k = int(rng.integers(0, 4))
+        if r < 0.3:
+            raw[k][0][int(rng.integers(0, 6))] = bad_values[int(rng.integers(0, len(bad_values)))]
+        elif r < 0.4:
+            raw[k][0] = raw[k][0][:4]  # 2 points
+        elif r < 0.5:
+            raw[k][0] = raw[k][0][:5]  # odd
+        elif r < 0.55:
+            raw[k] = []
+        elif r < 0.6:
+            raw[k][0] = (1, 2, 3, 4, 5, 6)  # not a list
+        elif r < 0.65:
+            image[k] = 1  # an image of unknown size
+        want = all(
+            raw[i]
+            and isinstance(raw[i], list)
+            and hs[image[i]] >= 0
+            and all(isinstance(p, list) for p in raw[i])
+            and _check_polygons(raw[i], int(hs[image[i]]), int(ws[image[i]])) is None
+            for i in range(4)
+        )
+        assert _polygons_ok(raw, [0, 1, 2, 3], image, hs, ws) == want
