@@ -76,7 +76,9 @@ def _coco_params(h: dict[str, Any]) -> Any:
     )
 
 
-def _coco(state: PartialState, jobs: int = 1) -> Evaluation:
+def _coco(state: PartialState, jobs: int = 1, n_classes: int | None = None) -> Evaluation:
+    """COCO/LVIS; ``n_classes``: the classes of the whole evaluation when ``state`` holds
+    one class's cut of it (so the arrays keep the whole run's maxDets axis)."""
     from ..matching.accumulate import acc_order as _acc_order
     from ..matching.accumulate import by_score as _by_score
 
@@ -111,7 +113,7 @@ def _coco(state: PartialState, jobs: int = 1) -> Evaluation:
     A = len(params.area_rngs)
     M = len(params.max_dets)
     R = params.rec_thrs.shape[0]
-    full = 8 * T * R * K * A * M <= 256 * 2**20
+    full = 8 * T * R * (n_classes or K) * A * M <= 256 * 2**20
     p_at = list(range(M)) if full else [M - 1]
     precision = np.full((T, R, K, A, len(p_at)), -1.0)
     recall = np.full((T, K, A, M), -1.0)
