@@ -96,7 +96,7 @@ def class_result(
         "op_score": score[keep],
         "op_tp": tp[keep],
         "tp_iou": iou[tp],
-        "tp_image": ev.table.det_image[tp].astype(np.int64),
+        "tp_image": _small(ev.table.det_image[tp]),
     }
 
 
@@ -129,11 +129,12 @@ class LeanLvisEvaluation(_Lean, LvisEvaluation):
 
 
 def combine(
-    rest: PartialState, parts: Mapping[int, Mapping[str, np.ndarray]], extra: Mapping[str, int]
+    rest: PartialState, parts: dict[int, dict[str, np.ndarray]], extra: Mapping[str, int]
 ) -> Result:
     """The Result of the union: ``parts`` (class -> :func:`class_result`, of the classes the
     buckets emitted), ``rest`` (the state of the images without predictions: their ground
-    truths' counts), ``extra`` (the buckets' additive scalars)."""
+    truths' counts), ``extra`` (the buckets' additive scalars). ``parts`` is consumed (each
+    class's arrays are dropped once copied, so the rows received are freed as they go)."""
     from ..matching.table import MatchTable
     from .reduce import _coco_params
 
@@ -142,11 +143,21 @@ def combine(
     n_rest = rest.counts["n_pos"]
     empty = {"score": np.zeros(0), "image": np.zeros(0), "rank": np.zeros(0)}
     empty |= {"bits": np.zeros((0, rest.bits.shape[1]), np.uint8), "iou": np.zeros(0)}
+    params = _coco_params(h)
+    lay = h["layout"]
+    T, R = len(params.iou_thrs), params.rec_thrs.shape[0]
+    A, M = len(params.area_rngs), len(params.max_dets)
+    P = M if 8 * T * R * K * A * M <= 256 * 2**20 else 1  # as reduce._coco
+    areas: list[str] = list(lay["areas"])
+    precision = np.full((T, R, K, A, P), -1.0)
+    recall = np.full((T, K, A, M), -1.0)
+    scores = np.full((T, R, K, A, P), -1.0)
+    n_pos = np.zeros((len(areas), K), dtype=np.int64)
+    n_det = np.zeros(K, dtype=np.int64)
     nothing: dict[str, np.ndarray] | None = None
-    cols: list[dict[str, np.ndarray]] = []
-    first: dict[str, np.ndarray] | None = None
+    cols: list[dict[str, np.ndarray]] = []  # the operating point's columns per class
     for k in range(K):
-        part = parts.get(k)
+        part = parts.pop(k, None)
         if part is None:  # no prediction in any bucket: its ground truths are rest's
             if n_rest[:, k].any():
                 part = class_result(h, k, empty, n_rest[:, k], 0)
@@ -159,22 +170,11 @@ def combine(
                 f"distributed evaluation: class {k}'s ground-truth counts differ between "
                 "the workers and the driver (same ground truth everywhere?)"
             )
-        cols.append(dict(part))
-        first = cols[0]
-    assert first is not None or K == 0
-    params = _coco_params(h)
-    lay = h["layout"]
-    T, R = len(params.iou_thrs), params.rec_thrs.shape[0]
-    A, M = len(params.area_rngs), len(params.max_dets)
-    P = first["precision"].shape[-1] if first is not None else M
-    areas: list[str] = list(lay["areas"])
-    precision = np.full((T, R, K, A, P), -1.0)
-    recall = np.full((T, K, A, M), -1.0)
-    scores = np.full((T, R, K, A, P), -1.0)
-    for k, c in enumerate(cols):
-        precision[:, :, k], recall[:, k], scores[:, :, k] = c["precision"], c["recall"], c["scores"]
-    n_pos = np.stack([c["n_pos"] for c in cols], axis=1) if cols else np.zeros((A, 0), np.int64)
-    n_det = np.concatenate([c["n_det"] for c in cols]) if cols else np.zeros(0, np.int64)
+        precision[:, :, k], recall[:, k] = part["precision"], part["recall"]
+        scores[:, :, k] = part["scores"]
+        n_pos[:, k], n_det[k] = part["n_pos"], part["n_det"][0]
+        cols.append({c: part[c] for c in ("op_score", "op_tp", "tp_iou", "tp_image")})
+        del part
     op = _op_columns(cols)
     del cols
     ds = skeleton(rest)
@@ -233,7 +233,8 @@ def _op_columns(
     score = np.concatenate([c.pop("op_score") for c in cols]) if cols else np.zeros(0)
     tp = np.concatenate([c.pop("op_tp") for c in cols]) if cols else np.zeros(0, bool)
     cat = _small(np.repeat(np.arange(len(cols)), n))
-    key = np.full(score.shape[0], -1, dtype=np.int64)
+    dt = np.result_type(np.int32, *[c["tp_image"].dtype for c in cols])
+    key = np.full(score.shape[0], -1, dtype=dt)
     key[tp] = np.concatenate([c.pop("tp_image") for c in cols]) if cols else 0
     iou = np.zeros(score.shape[0])
     iou[tp] = np.concatenate([c.pop("tp_iou") for c in cols]) if cols else 0.0
