@@ -29,7 +29,10 @@ def skeleton(state: PartialState, n_gt: int = 0) -> Dataset:
     h = state.header
     n = int(h["n_images"])
     cats = h["categories"]
-    images = Images(list(range(n)), [None] * n, np.full(n, np.nan), np.full(n, np.nan))
+    keys: list[Any] = (
+        list(range(n)) if state.image_keys is None else [int(k) for k in state.image_keys]
+    )
+    images = Images(keys, [None] * n, np.full(n, np.nan), np.full(n, np.nan))
     empty = Boxes.build(np.zeros((0, 4)), image=np.zeros(0), category=np.zeros(0))
     return Dataset(
         images=images,
