@@ -223,7 +223,9 @@ class BatchReader:
         """One update's :class:`Batch` (see the module docstring)."""
         self.n_updates += 1
         preds, tgts = list(predictions), list(targets)
-        records_in = bool(tgts) and isinstance(tgts[0], Mapping) and "boxes" not in tgts[0]
+        first = tgts[0] if tgts else (preds[0] if preds else None)
+        # COCO records (targets, or with no target, predictions) have no "boxes"
+        records_in = first is None or (isinstance(first, Mapping) and "boxes" not in first)
         if records_in:
             return self._records_batch(preds, tgts, image_ids)
         if len(preds) != len(tgts):
@@ -262,7 +264,14 @@ class BatchReader:
     ) -> Batch:
         """Targets as COCO annotation records (``image_id``, ``category_id``, ``bbox``
         x, y, w, h, ...), predictions as COCO result records or per-image dicts."""
-        self.ids_given = True if self.ids_given is None else self.ids_given
+        if self.ids_given is False:
+            raise InputError(
+                f"update {self.n_updates}",
+                "targets",
+                "COCO records name their images, where earlier targets had no image_id "
+                "(ids were assigned in order of arrival): give image_id in every target or in none",
+            )
+        self.ids_given = True
         anns = []
         ids: list[Any] = []
         for i, a in enumerate(tgts):
