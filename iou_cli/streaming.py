@@ -128,8 +128,7 @@ class Evaluator:
         self._seen_keys: set[int] = set()
         if gt is not None and categories is not None:
             raise UsageError(
-                "Evaluator: give a ground truth or categories= (targets given per batch), "
-                "not both"
+                "Evaluator: give a ground truth or categories= (targets given per batch), not both"
             )
         if gt is not None:
             self._load_gt(gt)
@@ -232,7 +231,7 @@ class Evaluator:
         return mask
 
     def _add(self, ds: Dataset, covered: np.ndarray) -> None:
-        from .state.build import build_state, restrict
+        from .state.build import restrict
 
         new = np.flatnonzero(covered)
         again = [int(i) for i in new if int(i) in self._seen]

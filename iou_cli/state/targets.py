@@ -131,8 +131,12 @@ class BatchReader:
             out.append(int(v))
         return out
 
-    def _image_id(self, target: Mapping[str, Any] | None, pred: Mapping[str, Any] | None, i: int) -> Any:
-        given = [scalar_id(d["image_id"]) for d in (target, pred) if d is not None and "image_id" in d]
+    def _image_id(
+        self, target: Mapping[str, Any] | None, pred: Mapping[str, Any] | None, i: int
+    ) -> Any:
+        given = [
+            scalar_id(d["image_id"]) for d in (target, pred) if d is not None and "image_id" in d
+        ]
         if len(given) == 2 and given[0] != given[1]:
             raise InputError(
                 f"update {self.n_updates}",
@@ -161,7 +165,9 @@ class BatchReader:
     ) -> list[dict[str, Any]]:
         missing = [k for k in ("boxes", "labels") if k not in t]
         if missing:
-            raise InputError(f"update {self.n_updates}", f"targets[{i}]", f"no {', '.join(missing)}")
+            raise InputError(
+                f"update {self.n_updates}", f"targets[{i}]", f"no {', '.join(missing)}"
+            )
         boxes = to_xywh(as_array(t["boxes"], "boxes"), self.box_format)
         labels = self._labels(t["labels"], f"targets[{i}].labels", image)
         n = boxes.shape[0]
@@ -287,9 +293,7 @@ class BatchReader:
         for i, p in enumerate(preds):
             if isinstance(p, Mapping) and "boxes" in p:
                 if "image_id" not in p:
-                    raise InputError(
-                        f"update {self.n_updates}", f"predictions[{i}]", "no image_id"
-                    )
+                    raise InputError(f"update {self.n_updates}", f"predictions[{i}]", "no image_id")
                 image = scalar_id(p["image_id"])
                 recs += self._predictions(p, i, image)
             else:

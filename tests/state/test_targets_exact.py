@@ -101,7 +101,7 @@ def split_run(
     evaluators = []
     for k in range(n_parts):
         ev = Evaluator(protocol=protocol, categories=copy.deepcopy(cats), box_format=fmt)
-        mine = data.draw(st.permutations([i for i, o in zip(ids, owner) if o == k]))
+        mine = data.draw(st.permutations([i for i, o in zip(ids, owner, strict=True) if o == k]))
         pos = 0
         while pos < len(mine):
             size = data.draw(st.integers(1, 5), label="batch")
