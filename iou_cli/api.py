@@ -261,9 +261,9 @@ def evaluate(
     ):
         opts = replace(opts, load=replace(opts.load, jobs=1))
         ds.info.append("--jobs: analyses and --matches read the whole match table: one process")
-    from .state.build import FORMAT_PROTOCOLS
+    from .state.build import MERGEABLE
 
-    if opts.load.jobs != 1 and opts.protocol not in FORMAT_PROTOCOLS:
+    if opts.load.jobs != 1 and opts.protocol not in MERGEABLE:
         opts = replace(opts, load=replace(opts.load, jobs=1))
         ds.info.append(
             f"--jobs: --protocol {opts.protocol} has no mergeable state yet: one process"

@@ -253,8 +253,14 @@ class Evaluator:
             from .geometry.masks import prepare_masks
 
             sub = prepare_masks(sub)
+        elif self._options.get("iou_type") == "keypoints":
+            from .state.build import prepare_part_keypoints
+
+            sub = prepare_part_keypoints(sub, self._run.load.sigmas)
         keys = None
-        if self.protocol.startswith("voc"):
+        from .protocols import get_protocol
+
+        if get_protocol(self.protocol).curves == "voc":
             # the devkit's file order, for a file listed image by image
             img = sub.pred.image
             by_img = np.argsort(img, kind="stable")
