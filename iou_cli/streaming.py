@@ -108,6 +108,7 @@ class Evaluator:
         run = RunOptions.build(
             {"protocol": protocol, "gt_format": gt_format, "unknown": unknown, **options}
         )
+        run = run.for_inputs()  # DOTA's default geometry is obb, as evaluate reads it
         run.validate()
         self._run = run
         opts = run.protocol_options()
@@ -333,9 +334,12 @@ class Evaluator:
             from .state.build import build_state
 
             empty = np.zeros(len(self._gt_ds.images), dtype=bool)
-            return build_state(
-                self._gt_ds, self.protocol, self._options, image_mask=empty, fp=self._fp
-            )
+            ds = self._gt_ds
+            if self._options.get("iou_type") == "keypoints":
+                from .state.build import prepare_part_keypoints
+
+                ds = prepare_part_keypoints(ds, self._run.load.sigmas)
+            return build_state(ds, self.protocol, self._options, image_mask=empty, fp=self._fp)
         if len(self._parts) > 1:
             self._parts = [merge_states(self._parts)]
         return self._parts[0]

@@ -271,7 +271,9 @@ def _dota_state(
         images=images,
         category=ds.pred.category.astype(np.int64),
         score=ds.pred.score.astype(np.float64),
-        image=np.where(has, gt_key[np.maximum(m.gt_row, 0)], 0).astype(np.int64),
+        image=np.where(has, gt_key[np.maximum(m.gt_row, 0)], 0)
+        if gt_key.size
+        else np.zeros(len(ds.pred), dtype=np.int64),
         rank=keys.astype(np.int64),
         bits=pack_flags(np.stack([m.hit, on_hard], axis=1)),
         iou=m.iou[m.hit].astype(np.float64),

@@ -86,7 +86,8 @@ def check(case: str, data: st.DataObject) -> None:
     one = evaluate(copy.deepcopy(dets), copy.deepcopy(gt), protocol=protocol, **kw)
     got = split_run(gt, dets, case, data)
     same(one, got)
-    assert got.params == one.params and got.info[: len(one.info)] == one.info[: len(got.info)]
+    assert got.params == one.params  # keypoints: where the sigmas came from, too
+    assert set(got.info) <= set(one.info)  # (not the lines about reading the files)
 
 
 @pytest.mark.parametrize("case", list(CASES))
