@@ -123,7 +123,7 @@ def prepare_part_keypoints(ds: Dataset, sigmas: Any) -> Dataset:
     gk, pk = ds.gt.keypoints, ds.pred.keypoints
     if len(ds.pred) == 0 and gk is not None and pk is not None and pk.shape[1] != gk.shape[1]:
         ds = replace(ds, pred=replace(ds.pred, keypoints=np.zeros((0, gk.shape[1], 3))))
-    return prepare_keypoints(ds, sigmas)  # type: ignore[no-any-return]
+    return prepare_keypoints(ds, sigmas)
 
 
 def _sigmas_json(ev: Evaluation) -> dict[str, Any]:
