@@ -134,12 +134,13 @@ class Evaluator:
         if gt is not None:
             self._load_gt(gt)
         elif categories is not None:
-            if not protocol.startswith(("coco", "voc")):
+            if protocol not in ("coco", "voc", "voc07") or run.iou_type not in ("bbox", "segm"):
                 raise UsageError(
-                    f"Evaluator: --protocol {protocol} needs a ground-truth file (targets "
-                    "given per batch work with coco, voc, voc07)"
+                    f"Evaluator: --protocol {protocol} --iou-type {run.iou_type} needs a "
+                    "ground-truth file (targets given per batch work with coco bbox and segm, "
+                    "voc and voc07)"
                 )
-            self._reader = BatchReader(categories, box_format)
+            self._reader = BatchReader(categories, box_format, segm=run.iou_type == "segm")
 
     # ------------------------------------------------------------------ ground truth
     def _load_options(self) -> Any:

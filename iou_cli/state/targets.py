@@ -87,6 +87,28 @@ def category_table(categories: Any) -> list[dict[str, Any]]:
     return table
 
 
+def mask_rle(mask: npt.NDArray[Any]) -> dict[str, Any]:
+    """A binary ``(H, W)`` mask as COCO's uncompressed RLE (runs over the column-major
+    pixels, zeros first), what ``pycocotools.mask.encode`` stores before compressing."""
+    h, w = mask.shape
+    flat = np.asarray(mask, dtype=bool).ravel(order="F").astype(np.int8)
+    if flat.size == 0:
+        return {"size": [int(h), int(w)], "counts": [0]}
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(flat)) + 1, [flat.size]])
+    runs = np.diff(bounds).tolist()
+    return {"size": [int(h), int(w)], "counts": ([0] if flat[0] else []) + runs}
+
+
+def mask_extent(mask: npt.NDArray[Any]) -> tuple[list[float], float]:
+    """COCO's box (``x, y, w, h`` of the pixels set, as ``pycocotools.mask.toBbox``) and
+    area (pixels set) of a binary mask."""
+    ys, xs = np.nonzero(mask)
+    if xs.size == 0:
+        return [0.0, 0.0, 0.0, 0.0], 0.0
+    x0, y0 = float(xs.min()), float(ys.min())
+    return [x0, y0, float(xs.max()) + 1 - x0, float(ys.max()) + 1 - y0], float(xs.size)
+
+
 @dataclass
 class Batch:
     """One update's COCO objects: ``gt`` (a dataset dict: the batch's images, their
@@ -102,10 +124,11 @@ class BatchReader:
     """Builds :class:`Batch` es; keeps what spans updates: the category table, how image
     ids are given (every target or none) and the next id to assign."""
 
-    def __init__(self, categories: Any, box_format: str) -> None:
+    def __init__(self, categories: Any, box_format: str, segm: bool = False) -> None:
         self.categories = category_table(categories)
         self.known = {c["id"] for c in self.categories}
         self.box_format = box_format
+        self.segm = segm  # iou_type "segm": objects are "masks" (arrays or COCO RLE dicts)
         self.ids_given: bool | None = None  # True: targets carry image_id; False: assigned
         self.next_id = 0
         self.n_updates = 0
@@ -160,17 +183,66 @@ class BatchReader:
         self.next_id += 1
         return self.next_id - 1
 
+    def _masks(
+        self, d: Mapping[str, Any], where: str
+    ) -> list[tuple[dict[str, Any], list[float] | None, float | None]]:
+        """``masks``: ``(N, H, W)`` binary arrays, or a list of COCO RLE dicts / 2-D arrays;
+        as ``(segmentation, box or None, area or None)`` per object."""
+        if "masks" not in d:
+            raise InputError(
+                f"update {self.n_updates}", where, "no masks (iou_type='segm' scores masks)"
+            )
+        value = d["masks"]
+        items = list(value) if isinstance(value, (list, tuple)) else None
+        if items is None:
+            arr = as_array(value, "masks")
+            if arr.ndim != 3:
+                raise InputError(
+                    f"update {self.n_updates}",
+                    f"{where}.masks",
+                    f"expected masks of shape (N, H, W), got {arr.shape}",
+                )
+            items = list(arr)
+        out: list[tuple[dict[str, Any], list[float] | None, float | None]] = []
+        for j, m in enumerate(items):
+            if isinstance(m, Mapping):  # COCO RLE as given
+                rle = dict(m)
+                counts = rle.get("counts")
+                area = float(sum(counts[1::2])) if isinstance(counts, list) else None
+                out.append((rle, None, area))
+                continue
+            arr = as_array(m, f"masks[{j}]")
+            if arr.ndim != 2:
+                raise InputError(
+                    f"update {self.n_updates}",
+                    f"{where}.masks[{j}]",
+                    f"expected an (H, W) mask, got {arr.shape}",
+                )
+            box, area = mask_extent(arr.astype(bool))
+            out.append((mask_rle(arr), box, area))
+        return out
+
     def _annotations(
         self, t: Mapping[str, Any], i: int, image: Any, first_id: int
     ) -> list[dict[str, Any]]:
-        missing = [k for k in ("boxes", "labels") if k not in t]
+        need = ("labels",) if self.segm else ("boxes", "labels")
+        missing = [k for k in need if k not in t]
         if missing:
             raise InputError(
                 f"update {self.n_updates}", f"targets[{i}]", f"no {', '.join(missing)}"
             )
-        boxes = to_xywh(as_array(t["boxes"], "boxes"), self.box_format)
+        masks = self._masks(t, f"targets[{i}]") if self.segm else None
         labels = self._labels(t["labels"], f"targets[{i}].labels", image)
-        n = boxes.shape[0]
+        if "boxes" in t:
+            boxes = to_xywh(as_array(t["boxes"], "boxes"), self.box_format)
+        else:  # masks only: COCO's box of each mask
+            boxes = np.asarray([b if b is not None else [0.0] * 4 for _, b, _ in masks or []])
+        n = boxes.reshape(-1, 4).shape[0]
+        boxes = boxes.reshape(n, 4)
+        if masks is not None and len(masks) != n:
+            raise InputError(
+                f"update {self.n_updates}", f"targets[{i}]", f"{n} boxes but {len(masks)} masks"
+            )
         cols: dict[str, list[Any]] = {}
         for key in ("iscrowd", "area", "ignore", "difficult"):
             if key in t and t[key] is not None:
@@ -197,30 +269,48 @@ class BatchReader:
             }
             if "area" in cols:
                 ann["area"] = float(cols["area"][j])
+            if masks is not None:
+                rle, _, area = masks[j]
+                ann["segmentation"] = rle
+                if "area" not in ann:
+                    if area is None:
+                        raise InputError(
+                            f"update {self.n_updates}",
+                            f"targets[{i}].area",
+                            "compressed RLE masks need their area (give 'area')",
+                        )
+                    ann["area"] = area  # the mask's pixels, as COCO files hold it
             if bool(cols.get("ignore", [0] * n)[j]) or bool(cols.get("difficult", [0] * n)[j]):
                 ann["ignore"] = 1  # VOC's difficult is COCO's ignore flag
             anns.append(ann)
         return anns
 
     def _predictions(self, p: Mapping[str, Any], i: int, image: Any) -> list[dict[str, Any]]:
-        missing = [k for k in ("boxes", "scores", "labels") if k not in p]
+        need = ("masks" if self.segm else "boxes", "scores", "labels")
+        missing = [k for k in need if k not in p]
         if missing:
             raise InputError(
                 f"update {self.n_updates}", f"predictions[{i}]", f"no {', '.join(missing)}"
             )
-        boxes = to_xywh(as_array(p["boxes"], "boxes"), self.box_format)
         scores = as_array(p["scores"], "scores").astype(np.float64).reshape(-1)
         labels = self._labels(p["labels"], f"predictions[{i}].labels", image)
-        if not (boxes.shape[0] == scores.shape[0] == len(labels)):
+        shapes: list[Any]
+        if self.segm:
+            shapes = [m for m, _, _ in self._masks(p, f"predictions[{i}]")]
+            key = "segmentation"
+        else:
+            shapes = to_xywh(as_array(p["boxes"], "boxes"), self.box_format).tolist()
+            key = "bbox"
+        if not (len(shapes) == scores.shape[0] == len(labels)):
             raise InputError(
                 f"update {self.n_updates}",
                 f"predictions[{i}]",
-                f"{boxes.shape[0]} boxes, {scores.shape[0]} scores, {len(labels)} labels "
-                "(expected one of each per prediction)",
+                f"{len(shapes)} {'masks' if self.segm else 'boxes'}, {scores.shape[0]} scores, "
+                f"{len(labels)} labels (expected one of each per prediction)",
             )
         return [
-            {"image_id": image, "category_id": c, "bbox": b, "score": s}
-            for b, s, c in zip(boxes.tolist(), scores.tolist(), labels, strict=True)
+            {"image_id": image, "category_id": c, key: b, "score": s}
+            for b, s, c in zip(shapes, scores.tolist(), labels, strict=True)
         ]
 
     def batch(
@@ -230,8 +320,10 @@ class BatchReader:
         self.n_updates += 1
         preds, tgts = list(predictions), list(targets)
         first = tgts[0] if tgts else (preds[0] if preds else None)
-        # COCO records (targets, or with no target, predictions) have no "boxes"
-        records_in = first is None or (isinstance(first, Mapping) and "boxes" not in first)
+        # COCO records (targets, or with no target, predictions) have no "boxes" / "masks"
+        records_in = first is None or (
+            isinstance(first, Mapping) and "boxes" not in first and "masks" not in first
+        )
         if records_in:
             return self._records_batch(preds, tgts, image_ids)
         if len(preds) != len(tgts):
@@ -291,7 +383,7 @@ class BatchReader:
             ids.append(image)
         recs: list[dict[str, Any]] = []
         for i, p in enumerate(preds):
-            if isinstance(p, Mapping) and "boxes" in p:
+            if isinstance(p, Mapping) and ("boxes" in p or "masks" in p):
                 if "image_id" not in p:
                     raise InputError(f"update {self.n_updates}", f"predictions[{i}]", "no image_id")
                 image = scalar_id(p["image_id"])
