@@ -81,11 +81,16 @@ class Evaluator:
     """Streaming, mergeable evaluation (see the module docstring).
 
     ``gt``: a path, a COCO dataset dict, or a side from :func:`iou_cli.load`; ``protocol``:
-    ``coco``, ``lvis``, ``voc`` or ``voc07``; ``box_format``: of the boxes given as arrays;
-    other keywords are :func:`iou_cli.evaluate`'s protocol options (``iou_type``,
-    ``iou_thr``, ``score_thr``, ``max_dets``, ``iou_thrs``, ``honor_ignore``, ``plus_one``).
-    VOC's ties keep file order; here that is (image order of the ground truth, position in
-    the update), the order of a file listed image by image.
+    ``coco``, ``lvis``, ``voc``, ``voc07`` or ``dota``; ``box_format``: of the boxes given as
+    arrays; other keywords are :func:`iou_cli.evaluate`'s protocol options (``iou_type``,
+    ``iou_thr``, ``score_thr``, ``max_dets``, ``iou_thrs``, ``honor_ignore``, ``plus_one``,
+    ``sigmas``, ``all_point``). VOC's and DOTA's ties keep file order; here that is (image
+    order of the ground truth, position in the update), the order of a file listed image by
+    image.
+
+    Without a ground truth, ``categories=`` (ids or COCO category dicts) makes the targets
+    come per batch: ``update(predictions, targets)`` (``coco``, ``voc``, ``voc07``; see
+    :mod:`iou_cli.state.targets` and docs/streaming.md); its states are keyed by image id.
     """
 
     def __init__(
