@@ -191,7 +191,10 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=1800)
     args = ap.parse_args()
     root = os.path.join(HERE, "_data", f"panoptic-{args.images}-{args.seed}")
+    from iou_cli.loaders.png import decoder_name
+
     print(f"panoptic bench: {args.images} images of {W} x {H} in {root}")
+    print(f"iou-eval reads the PNGs with {decoder_name()} (the fast-png extra: zlib-ng+pyspng)")
     pred, gt = generate(root, args.images, args.seed)
     bindir = os.path.dirname(sys.executable)
     cores = os.cpu_count() or 1

@@ -480,10 +480,10 @@ def compare(
             "compare: expected PRED_A PRED_B GROUND_TRUTH or REPORT_A REPORT_B, got "
             f"{len(paths)} path(s)"
         )
-    from ..api import evaluate_dataset, load_pair, run_options
+    from ..api import evaluate_dataset, geometry_of, load_pair, run_options
     from ..protocols import get_protocol
 
-    run = run_options(options, keywords)
+    run = run_options(options, keywords).for_inputs()  # as the default verb: DOTA bbox = obb
     run.validate()
     check_bootstrap_options(bootstrap, confidence, seed)
     _one_read_each(paths)
@@ -496,7 +496,10 @@ def compare(
         run = replace(run, params=replace(run.params, **spec.bootstrap_options))
 
     def evaluate(ds: Any) -> Any:
-        return evaluate_dataset(ds, run)
+        iou_type = geometry_of(ds, run.iou_type)  # rotated boxes read from DOTA txt
+        return evaluate_dataset(
+            ds, run if iou_type == run.iou_type else replace(run, iou_type=iou_type)
+        )
 
     def scorer(ds: Any, result: Any) -> Any:
         from .scorers import scorer_for

@@ -11,6 +11,11 @@ ultralytics``), in this order, each step changing one convention of the previous
    float64, thresholds ``min(t, 1 - 1e-10)``);
 4. **IoU precision**: boxes, confidences, IoU (``+ 1e-7`` in the union) and thresholds in
    float32, as Ultralytics' tensors;
+
+On rotated boxes the walk starts from COCO on polygon IoU, and one step comes before the
+precision step: **IoU**, polygon IoU -> probiou (the Bhattacharyya similarity of the boxes'
+Gaussians, Ultralytics' OBB validator's), both in float64; the precision step then rounds
+probiou to float32.
 5. **tie order**: predictions of equal confidence in the order of NumPy's default (unstable)
    sort over all classes, not a stable sort per class;
 6. **AP integration**: the precision envelope (sentinels 1 and 0) interpolated at 101 recall
@@ -193,36 +198,49 @@ def _no_ignore(ds: Dataset) -> Dataset:
     )
 
 
-def _coco_stats(ds: Dataset, max_dets: tuple[int, ...] | None = None) -> dict[str, float | None]:
+def _coco_stats(
+    ds: Dataset, max_dets: tuple[int, ...] | None = None, iou_type: str = "bbox"
+) -> dict[str, float | None]:
     from ..protocols import coco
 
-    params = coco.CocoParams() if max_dets is None else coco.CocoParams(max_dets=max_dets)
+    params = coco.CocoParams(iou_type=iou_type)
+    if max_dets is not None:
+        params = replace(params, max_dets=max_dets)
     ev = coco.run(ds, params)
     st = ev.stats()
     return {"AP": st["AP"], "AP50": st["AP50"], "AP75": st["AP75"]}
 
 
-def _coco_to_ultralytics(ds: Dataset) -> Explanation:
+def _coco_to_ultralytics(ds: Dataset, rotated: bool = False) -> Explanation:
     from ..protocols import ultralytics as ul
 
+    geo = "obb" if rotated else "bbox"
     n_gt = np.bincount(ds.gt.category, minlength=len(ds.categories)).astype(np.int64)
-    start = _coco_stats(ds)
+    start = _coco_stats(ds, iou_type=geo)
     ds1 = _no_ignore(ds)
     group = ds.pred.image * max(len(ds.categories), 1) + ds.pred.category
     most = int(np.bincount(group).max()) if group.size else 0
     no_cap = (1, 10, max(100, most))
     bits: dict[str, tuple[npt.NDArray[np.bool_], npt.NDArray[Any], IntArray]] = {}
+    final = "probiou" if rotated else "box"
 
-    def matched(precision: str) -> tuple[npt.NDArray[np.bool_], npt.NDArray[Any], IntArray]:
-        if precision not in bits:
-            order, taken, _ = ul.match(ds1, precision=precision)
+    def matched(
+        precision: str, iou: str = final
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[Any], IntArray]:
+        key = f"{precision} {iou}"
+        if key not in bits:
+            order, taken, _ = ul.match(ds1, precision=precision, iou=iou)
             score: npt.NDArray[Any] = ds1.pred.score[order]
             if precision == "float32":
                 score = score.astype(np.float32)
-            bits[precision] = (taken >= 0, score, ds1.pred.category[order])
-        return bits[precision]
+            bits[key] = (taken >= 0, score, ds1.pred.category[order])
+        return bits[key]
 
     def step3() -> dict[str, float | None]:
+        correct, score, cls = matched("float64", "polygon" if rotated else "box")
+        return coco_ap(correct, score, cls, n_gt)
+
+    def step_probiou() -> dict[str, float | None]:
         correct, score, cls = matched("float64")
         return coco_ap(correct, score, cls, n_gt)
 
@@ -240,27 +258,49 @@ def _coco_to_ultralytics(ds: Dataset) -> Explanation:
 
     states: list[tuple[str, str, str, Callable[[], dict[str, float | None]]]]
     states = [
-        ("crowd and ignore", "ignored regions", "ordinary ground truth", lambda: _coco_stats(ds1)),
-        ("maxDets", "100 per image and class", "no limit", lambda: _coco_stats(ds1, no_cap)),
+        (
+            "crowd and ignore",
+            "ignored regions",
+            "ordinary ground truth",
+            lambda: _coco_stats(ds1, iou_type=geo),
+        ),
+        (
+            "maxDets",
+            "100 per image and class",
+            "no limit",
+            lambda: _coco_stats(ds1, no_cap, iou_type=geo),
+        ),
         ("matching rule", "ties to the last ground truth", "ties to the first", step3),
-        ("IoU precision", "float64", "float32 (+1e-7 in the union)", step4),
+    ]
+    if rotated:
+        states.append(
+            ("IoU", "polygon IoU", "probiou (Gaussians of the enclosing rectangles)", step_probiou)
+        )
+    states += [
+        (
+            "IoU precision",
+            "float64",
+            "float32" if rotated else "float32 (+1e-7 in the union)",
+            step4,
+        ),
         ("tie order", "stable per class", "NumPy default sort over all classes", step5),
         ("AP integration", "mean of 101 samples", "trapezoid over 101 points", step6),
     ]
     steps = _walk(start, states)
-    end_ev = ul.run_ultralytics(ds)
+    end_ev = ul.run_ultralytics(ds, iou_type=geo)
     end = _ul_ap(end_ev.curves)
     return Explanation("coco", "ultralytics", list(KEYS), start, end, steps)
 
 
-def _coco_to_voc(ds: Dataset, use_07: bool) -> Explanation:
+def _coco_to_voc(ds: Dataset, use_07: bool, rotated: bool = False) -> Explanation:
     from ..protocols import voc
 
+    geo = "obb" if rotated else "bbox"
     target = "voc07" if use_07 else "voc"
-    start = {"AP50": _coco_stats(ds)["AP50"]}
+    start = {"AP50": _coco_stats(ds, iou_type=geo)["AP50"]}
     group = ds.pred.image * max(len(ds.categories), 1) + ds.pred.category
     most = int(np.bincount(group).max()) if group.size else 0
-    m = voc.voc_match(ds, iou_thr=0.5)
+    m = voc.voc_match(ds, iou_thr=0.5, iou_type=geo)
     n_gt = np.bincount(ds.gt.category[~m.hard], minlength=len(ds.categories)).astype(np.int64)
     score, cls = ds.pred.score, ds.pred.category
     by_image = np.lexsort((-score, ds.pred.image))
@@ -275,7 +315,7 @@ def _coco_to_voc(ds: Dataset, use_07: bool) -> Explanation:
             "maxDets",
             "100 per image and class",
             "no limit",
-            lambda: {"AP50": _coco_stats(ds, (1, 10, max(100, most)))["AP50"]},
+            lambda: {"AP50": _coco_stats(ds, (1, 10, max(100, most)), iou_type=geo)["AP50"]},
         ),
         (
             "matching rule",
@@ -293,11 +333,13 @@ def _coco_to_voc(ds: Dataset, use_07: bool) -> Explanation:
             "AP integration",
             "mean of 101 samples",
             integral,
-            lambda: {"AP50": voc.run_voc(ds, iou_thr=0.5, use_07=use_07).summary()["mAP"]},
+            lambda: {
+                "AP50": voc.run_voc(ds, iou_thr=0.5, use_07=use_07, iou_type=geo).summary()["mAP"]
+            },
         ),
     ]
     steps = _walk(start, states)
-    end = {"AP50": voc.run_voc(ds, iou_thr=0.5, use_07=use_07).summary()["mAP"]}
+    end = {"AP50": voc.run_voc(ds, iou_thr=0.5, use_07=use_07, iou_type=geo).summary()["mAP"]}
     return Explanation("coco", target, [("AP50", "mAP")], start, end, steps)
 
 
@@ -316,15 +358,20 @@ def _walk(
     return steps
 
 
-def explain(ds: Dataset, *, source: str = "coco", target: str = "ultralytics") -> Explanation:
-    """Walk from protocol ``source`` to ``target`` one convention at a time (module doc)."""
+def explain(
+    ds: Dataset, *, source: str = "coco", target: str = "ultralytics", iou_type: str = "bbox"
+) -> Explanation:
+    """Walk from protocol ``source`` to ``target`` one convention at a time (module doc).
+    Rotated boxes (``iou_type="obb"``, or both sides read as rotated boxes) start from COCO
+    on polygon IoU and have one more step to Ultralytics: polygon IoU -> probiou."""
     if source not in SOURCES:
         raise UsageError(f"--from: expected one of {', '.join(SOURCES)}, got {source!r}")
     if target not in TARGETS:
         raise UsageError(f"--to: expected one of {', '.join(TARGETS)}, got {target!r}")
+    rotated = iou_type == "obb" or (ds.gt.obb is not None and ds.pred.obb is not None)
     if target == "ultralytics":
-        return _coco_to_ultralytics(ds)
-    return _coco_to_voc(ds, use_07=target == "voc07")
+        return _coco_to_ultralytics(ds, rotated)
+    return _coco_to_voc(ds, use_07=target == "voc07", rotated=rotated)
 
 
 def explain_files(
@@ -345,6 +392,8 @@ def explain_files(
     split: str | None = None,
     image_map: str | None = None,
     voc_origin: int = 0,
+    iou_type: str = "bbox",
+    angle_unit: str = "rad",
 ) -> tuple[Explanation, list[str], list[str]]:
     """Read a prediction/ground-truth pair (any format, the default verb's input options) and
     :func:`explain` it. Returns the explanation, the input's info and warning lines."""
@@ -352,13 +401,20 @@ def explain_files(
         raise UsageError(f"--from: expected one of {', '.join(SOURCES)}, got {source!r}")
     if target not in TARGETS:
         raise UsageError(f"--to: expected one of {', '.join(TARGETS)}, got {target!r}")
+    if iou_type not in ("bbox", "obb"):
+        raise UsageError(
+            f"explain walks between box protocols: --iou-type bbox or obb, got {iou_type!r}",
+            option="iou_type",
+        )
     from ..api import load_pair, read_line
     from ..options import LoadOptions, RunOptions
 
     # the loaders' options as the default verb builds and checks them (under --from's rules)
     run = RunOptions(
         protocol=source,
+        iou_type=iou_type,
         load=LoadOptions(
+            angle_unit=angle_unit,
             pred_format=pred_format,
             gt_format=gt_format,
             names=names,
@@ -376,4 +432,6 @@ def explain_files(
     run.validate()
     opts = run.loader_options()
     ds = load_pair(predictions, ground_truth, opts)
-    return explain(ds, source=source, target=target), [read_line(ds), *ds.info], ds.warnings
+    rotated = ds.gt.obb is not None and ds.pred.obb is not None
+    ex = explain(ds, source=source, target=target, iou_type=iou_type)
+    return ex, [read_line(ds, "obb" if rotated else iou_type), *ds.info], ds.warnings

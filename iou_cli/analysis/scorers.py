@@ -323,11 +323,14 @@ def _op_table(ds: Any, result: Any, tab: Any, gt_image: IntArray) -> OpTable | N
     )
 
 
-def voc_scorer(ds: Any, result: Any, *, iou_thr: float, use_07: bool, plus_one: bool) -> VocScorer:
-    """A scorer over the VOC devkit matching (re-run here: it is cheap and per image)."""
+def voc_scorer(
+    ds: Any, result: Any, *, iou_thr: float, use_07: bool, plus_one: bool, iou_type: str = "bbox"
+) -> VocScorer:
+    """A scorer over the VOC devkit matching (re-run here: it is cheap and per image);
+    rotated boxes (``iou_type="obb"``) by their polygon IoU, as the evaluation scored them."""
     from ..protocols.voc import voc_match
 
-    m = voc_match(ds, iou_thr=iou_thr, plus_one=plus_one)
+    m = voc_match(ds, iou_thr=iou_thr, plus_one=plus_one, iou_type=iou_type)
     n = len(ds.pred)
     on_hard = np.zeros(n, dtype=bool)
     has = m.gt_row >= 0
@@ -372,5 +375,6 @@ def scorer_for(kind: str | None, ds: Any, result: Any, run: Any) -> Any:
             iou_thr=run.iou_thr,
             use_07=bool(params.get("use_07")),
             plus_one=bool(run.protocol_params().get("plus_one")),
+            iou_type=str(params.get("iou_type", "bbox")),
         )
     return None

@@ -11,6 +11,8 @@ import typer
 from ..outguard import check_outputs
 from .output import resolve_output, stdout_report, write_report
 from .params import (
+    AllPointOpt,
+    AngleUnitOpt,
     DebugOpt,
     GtFormatOpt,
     GtNamesOpt,
@@ -112,6 +114,8 @@ def compare_cmd(
     iou_thrs: IouThrsOpt = None,
     honor_ignore: HonorIgnoreOpt = False,
     plus_one: PlusOneOpt = False,
+    all_point: AllPointOpt = False,
+    angle_unit: AngleUnitOpt = "rad",
     pred_format: PredFormatOpt = None,
     gt_format: GtFormatOpt = None,
     names: NamesOpt = None,
@@ -153,8 +157,10 @@ def compare_cmd(
     from ..loaders.panoptic import looks_panoptic
 
     if len(inputs) == 3 and looks_panoptic(inputs[2]):  # COCO panoptic: PQ/SQ/RQ deltas
+        from ..heap import reuse_freed_memory
         from ..tasks.panoptic_compare import compare_panoptic
 
+        reuse_freed_memory()  # two PNG pairs per image: no page faults for each (heap.py)
         comparison = compare_panoptic(
             inputs[0],
             inputs[1],

@@ -9,12 +9,14 @@ import typer
 
 from .output import resolve_output
 from .params import (
+    AngleUnitOpt,
     DebugOpt,
     GtFormatOpt,
     GtNamesOpt,
     ImageMapOpt,
     ImageSizeOpt,
     ImagesOpt,
+    IouTypeOpt,
     NamesOpt,
     OutputOpt,
     PredFormatOpt,
@@ -62,12 +64,15 @@ def explain_cmd(
     split: SplitOpt = None,
     image_map: ImageMapOpt = None,
     voc_origin: VocOriginOpt = 0,
+    iou_type: IouTypeOpt = "bbox",
+    angle_unit: AngleUnitOpt = "rad",
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Why two protocols' numbers differ: switch one convention at a time (crowds, maxDets,
-    matching rule, float32, tie order, AP integral) and show each step's effect; the steps
-    add up to the difference between the two protocols' own results."""
+    matching rule, float32, tie order, AP integral; rotated boxes: polygon IoU -> probiou)
+    and show each step's effect; the steps add up to the difference between the two
+    protocols' own results."""
     from ..analysis.explain import explain_files
     from ..text import term
 
@@ -89,6 +94,8 @@ def explain_cmd(
         split=split,
         image_map=image_map,
         voc_origin=voc_origin,
+        iou_type=iou_type,
+        angle_unit=angle_unit,
     )
     if not quiet:
         for line in info:

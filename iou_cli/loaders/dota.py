@@ -26,14 +26,15 @@ from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
 from ..geometry.obb import aabb, convex_quads, signed_area
 from ..options import LoadOptions
+from .bulktext import bulk_floats, token_rows
 from .files import is_readable_member, read_text
 
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
 TASK1 = re.compile(r"^Task1_(.+)\.txt$")
 
 
-def _lines(file: str, member: bool) -> list[str]:
-    lines = read_text(file, member=member).split("\n")
+def _lines_of(text: str) -> list[str]:
+    lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return lines
@@ -126,7 +127,7 @@ def _side(
     cat: list[int] | np.ndarray,
     *,
     score: list[float] | np.ndarray | None,
-    difficult: list[bool] | None,
+    difficult: list[bool] | np.ndarray | None,
     loc: Callable[[int], str],
     read_paths: list[str],
 ) -> Side:
@@ -158,73 +159,138 @@ def _side(
     )
 
 
+def _split_header(text: str) -> tuple[int, str]:
+    """(number of leading ``imagesource:`` / ``gsd:`` lines, the text after them)."""
+    pos, k = 0, 0
+    while pos < len(text):
+        nl = text.find("\n", pos)
+        end = len(text) if nl < 0 else nl
+        if not _HEADER.match(text[pos:end].strip()):
+            break
+        k, pos = k + 1, end + 1
+    return k, text[pos:]
+
+
+class _GtRows:
+    """Ground-truth rows as they are read: corners, image, category, difficult, and where
+    each row was (file index, line)."""
+
+    def __init__(self) -> None:
+        self.cat_index: dict[str, int] = {}
+        self.corners: list[list[float]] = []
+        self.img: list[int] = []
+        self.cat: list[int] = []
+        self.diff: list[bool] = []
+        self.where: list[tuple[int, int]] = []
+
+    def add(self, quad: list[float], name: str, k: int, hard: bool, ln: int) -> None:
+        self.corners.append(quad)
+        self.cat.append(self.cat_index.setdefault(name, len(self.cat_index)))
+        self.img.append(k)
+        self.diff.append(hard)
+        self.where.append((k, ln))
+
+
+def _gt_bulk(
+    texts: list[str],
+) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Every file plain (header lines, then only ``8 numbers, category, 0 or 1`` lines):
+    (corners, category names, category, image, difficult, line of each row) in one pass over
+    the joined text; None otherwise (the line reader then locates what is not plain)."""
+    bodies, first, counts = [], [], []
+    for text in texts:
+        skip, body = _split_header(text)
+        if body and not body.endswith("\n"):
+            body += "\n"
+        bodies.append(body)
+        first.append(skip + 1)
+        counts.append(body.count("\n"))
+    n = sum(counts)
+    tok = token_rows("".join(bodies), 10) if n else []
+    if tok is None:
+        return None
+    flags = tok[9::10]
+    if not set(flags) <= {"0", "1"}:
+        return None
+    names = tok[8::10]
+    index = {c: i for i, c in enumerate(dict.fromkeys(names))}
+    if any(_is_number(c) for c in index):
+        return None
+    del tok[8::10]
+    del tok[8::9]
+    corners = bulk_floats(tok, 8 * n)
+    if corners is None:
+        return None
+    img = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
+    start = np.cumsum([0, *counts[:-1]], dtype=np.int64)
+    lines = np.arange(n, dtype=np.int64) - np.repeat(start - np.asarray(first), counts)
+    cat = np.fromiter(map(index.__getitem__, names), np.int64, n)
+    hard = np.asarray(flags) == "1" if n else np.zeros(0, dtype=bool)
+    return corners.reshape(n, 8), list(index), cat, img, hard, lines
+
+
+def _gt_lines(rows: _GtRows, text: str, file: str, k: int) -> None:
+    """One labelTxt file line by line into ``rows``; a bad line is an :class:`InputError`."""
+    header = True
+    for ln, line in enumerate(_lines_of(text), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if header and _HEADER.match(line.strip()):
+            continue
+        header = False
+        quad = _plain_quad(parts)
+        if quad is not None:  # the usual line: 8 finite numbers, a category, 0 or 1
+            rows.add(quad, parts[8], k, len(parts) == 10 and parts[9] == "1", ln)
+            continue
+        lead = next((k for k, p in enumerate(parts) if not _is_number(p)), len(parts))
+        if lead != 8 or len(parts) not in (9, 10):
+            got = (
+                f"{lead} numbers and no category"
+                if lead == len(parts)
+                else f"{lead} numbers before the category"
+                if lead != 8
+                else f"{len(parts) - 9} fields after the category"
+            )
+            raise InputError(
+                file,
+                ln,
+                "expected 'x1 y1 x2 y2 x3 y3 x4 y4 category difficult' (8 corner numbers), "
+                f"got {got}",
+            )
+        flag = parts[9] if len(parts) == 10 else "0"
+        if flag not in ("0", "1"):
+            raise InputError(file, ln, f"difficult: expected 0 or 1, got {flag[:20]!r}")
+        rows.add(_corners(parts[:8], file, ln), parts[8], k, flag == "1", ln)
+
+
 def load_dota_gt(path: str) -> Side:
     """A DOTA ``labelTxt`` folder (or one file) as a ground-truth side."""
     base, files = _txt_files(path, "DOTA labelTxt files")
     single = not os.path.isdir(path)
-    keys: list[str] = []
-    cat_index: dict[str, int] = {}
-    corners: list[list[float]] = []
-    img: list[int] = []
-    cat: list[int] = []
-    diff: list[bool] = []
-    loc: list[tuple[str, int]] = []
-    read_paths = []
-    for rel in files:
-        file = path if single else os.path.join(base, rel)
-        read_paths.append(file)
-        k = len(keys)
-        keys.append(os.path.splitext(rel)[0])
-        header = True
-        for ln, line in enumerate(_lines(file, not single), 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if header and _HEADER.match(line.strip()):
-                continue
-            header = False
-            quad = _plain_quad(parts)
-            if quad is not None:  # the usual line: 8 finite numbers, a category, 0 or 1
-                corners.append(quad)
-                cat.append(cat_index.setdefault(parts[8], len(cat_index)))
-                img.append(k)
-                diff.append(len(parts) == 10 and parts[9] == "1")
-                loc.append((rel, ln))
-                continue
-            lead = next((k for k, p in enumerate(parts) if not _is_number(p)), len(parts))
-            if lead != 8 or len(parts) not in (9, 10):
-                got = (
-                    f"{lead} numbers and no category"
-                    if lead == len(parts)
-                    else f"{lead} numbers before the category"
-                    if lead != 8
-                    else f"{len(parts) - 9} fields after the category"
-                )
-                raise InputError(
-                    file,
-                    ln,
-                    "expected 'x1 y1 x2 y2 x3 y3 x4 y4 category difficult' (8 corner numbers), "
-                    f"got {got}",
-                )
-            flag = parts[9] if len(parts) == 10 else "0"
-            if flag not in ("0", "1"):
-                raise InputError(file, ln, f"difficult: expected 0 or 1, got {flag[:20]!r}")
-            corners.append(_corners(parts[:8], file, ln))
-            cat.append(cat_index.setdefault(parts[8], len(cat_index)))
-            img.append(k)
-            diff.append(flag == "1")
-            loc.append((rel, ln))
+    read_paths = [path if single else os.path.join(base, rel) for rel in files]
+    texts = [read_text(file, member=not single) for file in read_paths]
+    bulk = _gt_bulk(texts)
+    if bulk is not None:
+        corners, names, cat, img, diff, lines = bulk
+    else:
+        rows = _GtRows()
+        for k, (text, file) in enumerate(zip(texts, read_paths, strict=True)):
+            _gt_lines(rows, text, file, k)
+        corners, names = np.asarray(rows.corners, np.float64), list(rows.cat_index)
+        cat, img, diff = np.asarray(rows.cat), np.asarray(rows.img), np.asarray(rows.diff, bool)
+        lines = np.asarray([ln for _, ln in rows.where], dtype=np.int64)
     return _side(
         path,
         "dota",
-        keys,
-        list(cat_index),
+        [os.path.splitext(rel)[0] for rel in files],
+        names,
         corners,
         img,
         cat,
         score=None,
         difficult=diff,
-        loc=lambda r: f"{loc[r][0]}:{loc[r][1]}",
+        loc=lambda r: f"{files[int(img[r])]}:{int(lines[r])}",
         read_paths=read_paths,
     )
 

@@ -31,6 +31,11 @@ MAX_SAFE_INT = 2**53
 _KEY_WS = re.compile(rb'"[ \t\r\n]+:')
 # an integer of 16+ digits (not the fraction of a float), or a 3+-digit exponent
 _NUM = re.compile(rb"(?<![\d.])\d{16,}(?![\d.eE])|[eE][+]?\d{3,}")
+# a superset of what _NUM can match, found with bytes.translate and substring searches
+# (C speed: ~20 ms on 9 MB where _NUM's look-behind scan takes ~300 ms); _NUM runs only
+# when one of these is present
+_DIGITS_TO_0 = bytes.maketrans(b"123456789E", b"000000000e")
+_NUM_HINTS = (b"0" * 16, b"e000", b"e+000")
 _CONSTANT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(?:-?Infinity|NaN)')
 _LONG_INT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\d{4301,}')
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
@@ -94,10 +99,19 @@ def parse_json(path: str, data: bytes) -> Any:
     if (
         data.count(b"{") + data.count(b"[") != containers
         or data.count(b'":') + len(_KEY_WS.findall(data)) != keys
-        or _NUM.search(data)
+        or _suspicious_number(data)
     ):
         return _slow(path, text)
     return doc
+
+
+def _suspicious_number(data: bytes) -> bool:
+    """``_NUM.search(data)``, with the regular expression run only when a cheap superset
+    test finds 16 digits in a row or a 3-digit exponent."""
+    folded = data.translate(_DIGITS_TO_0)
+    if not any(h in folded for h in _NUM_HINTS):
+        return False
+    return _NUM.search(data) is not None
 
 
 def _stats(doc: Any) -> tuple[int, int, int]:

@@ -143,7 +143,7 @@ _AREA = {int, float, type(None)}
 
 
 def _segments_fast(
-    infos: list[Any],
+    infos: list[Any], *, check_duplicates: bool = True
 ) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.float64]] | None:
     """The columns of well-formed ``segments_info`` in a few passes; None when anything is
     off (then the record-by-record check below names the first bad field)."""
@@ -159,7 +159,7 @@ def _segments_fast(
         and set(map(type, cats)) <= _INT
         and set(map(type, crowd)) <= _INT
         and set(map(type, area)) <= _AREA
-        and len(set(ids)) == len(ids)
+        and (not check_duplicates or len(set(ids)) == len(ids))
     ):
         return None
     try:
@@ -180,9 +180,38 @@ def _segments_fast(
     return a_ids, a_cats, a_crowd.astype(bool), a_area.reshape(-1)
 
 
-def _segments(
-    ann: dict[str, Any], path: str, where: str
-) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+Columns = tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.float64]]
+
+
+def _all_segments_fast(anns: list[Any]) -> list[Columns] | None:
+    """:func:`_segments_fast` for every annotation at once (one set of arrays, sliced per
+    image): None when any record is off, and then each is checked on its own."""
+    try:
+        infos = [a["segments_info"] for a in anns]
+        if set(map(type, infos)) - {list}:
+            return None
+        flat = [s for i in infos for s in i]
+    except (TypeError, KeyError):
+        return None
+    cols = _segments_fast(flat, check_duplicates=False)
+    if cols is None:
+        return None
+    ids, cats, crowd, area = cols
+    ends = np.cumsum([len(i) for i in infos])
+    starts = ends - np.array([len(i) for i in infos])
+    owner = np.repeat(np.arange(len(infos), dtype=np.int64), ends - starts)
+    key = np.sort(owner << 24 | ids)
+    if len(key) > 1 and (key[1:] == key[:-1]).any():
+        return None  # a duplicate id in one image: located record by record
+    out: list[Columns] = []
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        out.append((ids[a:b], cats[a:b], crowd[a:b], area[a:b]))
+    return out
+
+
+def _segments(ann: dict[str, Any], path: str, where: str, fast: Columns | None = None) -> Columns:
+    if fast is not None:
+        return fast
     infos = ann.get("segments_info")
     if not isinstance(infos, list):
         raise InputError(path, f"{where}.segments_info", f"expected a list, got {kind_of(infos)}")
@@ -266,6 +295,7 @@ def load_panoptic(
         )
     images: list[PanopticImage] = []
     by_id: dict[int | str, int] = {}
+    batch = _all_segments_fast(anns)
     for i, ann in enumerate(anns):
         where = f"annotations[{i}]"
         if not isinstance(ann, dict):
@@ -286,7 +316,7 @@ def load_panoptic(
             raise InputError(
                 path, f"{where}.file_name", f"expected a name inside the folder, got {name!r}"
             )
-        ids, cats, crowd, areas = _segments(ann, path, where)
+        ids, cats, crowd, areas = _segments(ann, path, where, batch[i] if batch else None)
         by_id[iid] = len(images)
         images.append(PanopticImage(iid, name, where, ids, cats, crowd, areas))
     out = PanopticSet(path=path, folder=folder, images=images, by_id=by_id)
@@ -296,15 +326,23 @@ def load_panoptic(
     return out
 
 
-def read_id_map(path: str) -> npt.NDArray[np.uint32]:
-    """An RGB panoptic PNG as an (H, W) array of segment ids ``R + 256 G + 256^2 B``."""
+def read_id_map(path: str, *, masked: bool = True) -> npt.NDArray[np.uint32]:
+    """An RGB panoptic PNG as an (H, W) array of segment ids ``R + 256 G + 256^2 B``.
+
+    Plain 8-bit RGB files take :mod:`.png`'s fast path (the same pixels); anything else,
+    and every error, is Pillow's. ``masked=False``: the ids are the low 24 bits and the
+    high byte is one constant over the whole map (a pass saved; mask what you look up)."""
     import warnings
 
     from PIL import Image, UnidentifiedImageError
 
     from .files import read_input
+    from .png import fast_rgb_ids
 
     data = read_input(path, member=True, expected="an RGB panoptic PNG")
+    fast = fast_rgb_ids(data, Image.MAX_IMAGE_PIXELS, masked=masked)
+    if fast is not None:
+        return fast
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -324,19 +362,31 @@ def read_id_map(path: str) -> npt.NDArray[np.uint32]:
         raise InputError(
             path, None, f"refused: more than {2 * (Image.MAX_IMAGE_PIXELS or 0):,} pixels"
         ) from None
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except UnidentifiedImageError:  # Pillow's message names its buffer object
+        raise InputError(path, None, "not a readable PNG: not an image file") from None
+    except (OSError, SyntaxError, ValueError) as exc:
         raise InputError(path, None, f"not a readable PNG: {exc}") from None
     return rgb_to_ids(rgb)
 
 
 def rgb_to_ids(rgb: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint32]:
-    """(H, W, 3) uint8 -> (H, W) ids ``R + 256 G + 256^2 B`` (in place shifts: 3 passes)."""
-    ids = rgb[..., 2].astype(np.uint32)
-    ids <<= 8
-    ids |= rgb[..., 1]
-    ids <<= 8
-    ids |= rgb[..., 0]
-    return ids
+    """(H, W, 3) uint8 -> (H, W) ids ``R + 256 G + 256^2 B``: each pixel's 4-byte
+    little-endian window (its 3 bytes and the next pixel's R) masked to 24 bits, one pass
+    (the last pixel, whose window would run past the buffer, on its own)."""
+    h, w = rgb.shape[:2]
+    n = h * w
+    out = np.empty(n, dtype=np.uint32)
+    if n == 0:
+        return out.reshape(h, w)
+    flat = np.ascontiguousarray(rgb).reshape(-1)
+    if n > 1:
+        windows: npt.NDArray[np.uint32] = np.ndarray(
+            shape=(n - 1,), dtype="<u4", buffer=flat, offset=0, strides=(3,)
+        )
+        np.bitwise_and(windows, np.uint32(0xFFFFFF), out=out[:-1])
+    r, g, b = (int(v) for v in flat[-3:])
+    out[-1] = r | g << 8 | b << 16
+    return out.reshape(h, w)
 
 
 __all__ = [

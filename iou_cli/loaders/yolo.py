@@ -113,15 +113,7 @@ def load_yolo(  # noqa: C901
     ``sizes`` (stem -> W, H, e.g. from ``--images``) or ``image_size`` (every image) give
     pixel sizes; with a size for every image the boxes are scaled to pixels.
     """
-    if listing is not None:
-        base, files = listing.base, listing.files
-        names_path = names_file or listing.names or find_names(_listing_dir(listing, path), path)
-    else:
-        base, files = label_files(path)
-        names_path = names_file or find_names(base, path)
-    names = read_names(names_path) if names_path else None
-    # one label file named on the command line (a data.yaml or obj.data path lists others)
-    single = listing is None and not os.path.isdir(path)
+    base, files, names_path, names, single = label_inputs(path, names_file, listing)
     read_paths = [names_path] if names_path else []
 
     pred = role == "pred"
@@ -424,6 +416,24 @@ def _outside_note(n: int) -> dict[str, list[str]]:
             "(kept: check the box format)"
         ]
     }
+
+
+def label_inputs(
+    path: str, names_file: str | None, listing: Listing | None
+) -> tuple[str, list[str], str | None, list[str] | None, bool]:
+    """The label files of a YOLO path (a folder, one file, or a layout's ``listing``) and its
+    class names: ``(base folder, files under it, names file, names, single)``; ``single``: one
+    label file named on the command line (a data.yaml or obj.data path lists others). The
+    names file is ``names_file`` (``--names``), else the layout's, else one found nearby."""
+    if listing is not None:
+        base, files = listing.base, listing.files
+        names_path = names_file or listing.names or find_names(_listing_dir(listing, path), path)
+    else:
+        base, files = label_files(path)
+        names_path = names_file or find_names(base, path)
+    names = read_names(names_path) if names_path else None
+    single = listing is None and not os.path.isdir(path)
+    return base, files, names_path, names, single
 
 
 def _listing_dir(listing: Listing, path: str) -> str:

@@ -6,7 +6,8 @@ corners normalised to the image.
 
 Folder layouts and class names as for YOLO boxes (:mod:`.yolo`: ``labels/``, data.yaml,
 classes.txt ...). Corners stay normalised unless every image's size is known (then they are
-scaled to pixels); IoU does not depend on it (an affine map keeps area ratios).
+scaled to pixels); polygon IoU does not depend on it (an affine map keeps area ratios), but
+probiou (``--protocol ultralytics``) does, and needs the pixels.
 """
 
 from __future__ import annotations
@@ -23,15 +24,7 @@ from ..geometry.obb import convex_quads, signed_area
 from ..options import LoadOptions
 from .files import read_text
 from .layout import Listing
-from .yolo import (
-    _listing_dir,
-    find_names,
-    label_files,
-    read_names,
-    to_pixels,
-    with_listing,
-    yolo_inputs,
-)
+from .yolo import label_inputs, to_pixels, with_listing, yolo_inputs
 
 _TOL = 0.02  # corners may reach this far past the image border (rounding, clipping)
 
@@ -79,14 +72,7 @@ def load_yolo_obb(
     listing: Listing | None = None,
 ) -> Side:
     """Read a YOLO-OBB txt folder (or one txt file) as a side (see the module docstring)."""
-    if listing is not None:
-        base, files = listing.base, listing.files
-        names_path = names_file or listing.names or find_names(_listing_dir(listing, path), path)
-    else:
-        base, files = label_files(path)
-        names_path = names_file or find_names(base, path)
-    names = read_names(names_path) if names_path else None
-    single = listing is None and not os.path.isdir(path)
+    base, files, names_path, names, single = label_inputs(path, names_file, listing)
     read_paths = [names_path] if names_path else []
     pred = role == "pred"
     keys: list[str] = []

@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..data import Dataset
+from ..data import Boxes, Dataset
 from ..errors import UsageError
-from ..matching.pairs import pair_iou_bbox
+from ..matching.pairs import pair_iou_bbox, pair_iou_obb
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import OP_KEYS, best_f1_threshold, operating_point
 from ..result import Evaluation, Matches, Result, clean
@@ -168,13 +168,55 @@ def accumulate(
     )
 
 
-def match(ds: Dataset, *, precision: str = "float32") -> tuple[IntArray, IntArray, F32]:
+def rotated_xywhr(boxes: Boxes) -> FloatArray:
+    """``cx, cy, w, h, angle`` of each rotated box as Ultralytics' OBB validator sees it: the
+    smallest rectangle around the corners (``cv2.minAreaRect`` of its labels; a rectangle is
+    itself)."""
+    from ..geometry.probiou import min_area_rect
+
+    if boxes.obb is None:
+        x1, y1, x2, y2 = (boxes.xyxy[:, k] for k in range(4))
+        corners = np.stack([x1, y1, x2, y1, x2, y2, x1, y2], axis=1)
+    else:
+        corners = boxes.obb
+    return min_area_rect(corners)
+
+
+def _group_iou(ds: Dataset, iou: str, f32: bool) -> Any:
+    """``(gt rows, pred rows) -> (G, D) IoU`` for one (image, class) group."""
+    if iou == "probiou":
+        from ..geometry.probiou import probiou
+
+        dtype = np.float32 if f32 else np.float64
+        g5, p5 = rotated_xywhr(ds.gt).astype(dtype), rotated_xywhr(ds.pred).astype(dtype)
+        return lambda g, d: probiou(g5[g], p5[d], dtype)
+    if iou == "box" and f32:
+        g32 = ds.gt.xyxy.astype(np.float32)
+        p32 = ds.pred.xyxy.astype(np.float32)
+        return lambda g, d: iou_f32(g32[g], p32[d])
+    if f32:
+        raise ValueError("polygon IoU is float64 only")
+    pair = pair_iou_obb if iou == "polygon" else pair_iou_bbox
+
+    def exact(g: IntArray, d: IntArray) -> FloatArray:
+        gg, dd = np.meshgrid(g, d, indexing="ij")
+        out: FloatArray = pair(ds, dd.ravel(), gg.ravel()).reshape(gg.shape)
+        return out
+
+    return exact
+
+
+def match(
+    ds: Dataset, *, precision: str = "float32", iou: str = "box"
+) -> tuple[IntArray, IntArray, F32]:
     """Match every prediction. Returns ``order`` (prediction rows by image, then descending
     float32 confidence, stable: Ultralytics' evaluation order), and per position of
     ``order`` and threshold the ground-truth row taken (-1 none) and its IoU.
 
-    ``precision="float64"`` (for ``explain``) keeps the same rule on pycocotools' IoU,
-    thresholds (``min(t, 1 - 1e-10)``) and float64 confidences."""
+    ``iou``: ``"box"`` (axis-aligned boxes), ``"probiou"`` (rotated boxes, as Ultralytics'
+    OBB validator), ``"polygon"`` (rotated boxes by polygon IoU, float64 only: ``explain``).
+    ``precision="float64"`` (for ``explain``) keeps the same rule on float64 IoU (pycocotools'
+    for boxes), thresholds (``min(t, 1 - 1e-10)``) and float64 confidences."""
     gt, pr = ds.gt, ds.pred
     K = max(len(ds.categories), 1)
     f32 = precision == "float32"
@@ -196,18 +238,11 @@ def match(ds: Dataset, *, precision: str = "float32") -> tuple[IntArray, IntArra
     p_hi = np.append(p_lo[1:], p_sorted.shape[0])
     g_lo = np.asarray(np.searchsorted(g_sorted, keys, side="left"))
     g_hi = np.asarray(np.searchsorted(g_sorted, keys, side="right"))
-    g32 = gt.xyxy.astype(np.float32)
-    p32 = pr.xyxy.astype(np.float32)
+    group_iou = _group_iou(ds, iou, f32)
     for k in np.flatnonzero(g_hi > g_lo):
         pos = by_key[p_lo[k] : p_hi[k]]
         grows = g_rows[g_lo[k] : g_hi[k]]
-        drows = order[pos]
-        if f32:
-            iou: npt.NDArray[Any] = iou_f32(g32[grows], p32[drows])
-        else:
-            gg, dd = np.meshgrid(grows, drows, indexing="ij")
-            iou = pair_iou_bbox(ds, dd.ravel(), gg.ravel()).reshape(gg.shape)
-        g_idx, g_iou = _match_group(iou, thrs)
+        g_idx, g_iou = _match_group(group_iou(grows, order[pos]), thrs)
         taken[pos] = np.where(g_idx >= 0, grows[np.maximum(g_idx, 0)], -1)
         t_iou[pos] = g_iou
     return order, taken, t_iou
@@ -304,6 +339,12 @@ class UltralyticsEvaluation(Evaluation):
             "protocol": "ultralytics",
             "iou_thrs": [float(t) for t in IOU_THRS],
             "precision": "float32 boxes, scores, IoU and thresholds",
+            "iou": (
+                "probiou of the rotated boxes (their smallest enclosing rectangles), "
+                "as Ultralytics' OBB validator"
+                if self.params.get("iou_type") == "obb"
+                else "box IoU + 1e-7 in the union"
+            ),
             "max_dets": None,
             "crowd": "counted as ordinary ground truth (Ultralytics has no crowd or ignore)",
             "classes": "only classes with ground truth",
@@ -349,20 +390,34 @@ def run_ultralytics(
     iou_thr: float = 0.5,
     score_thr: float | None = None,
     matches: bool = False,
+    iou_type: str = "bbox",
 ) -> UltralyticsEvaluation:
-    """Evaluate a joined dataset the way Ultralytics' validator does (module docstring)."""
+    """Evaluate a joined dataset the way Ultralytics' validator does (module docstring);
+    ``iou_type="obb"``: rotated boxes matched by probiou, as its OBB validator does."""
     hit = np.flatnonzero(np.float32(iou_thr) == IOU_THRS)
     if not hit.size:
         raise UsageError(
             f"--tp-iou {iou_thr:g}: under --protocol ultralytics the operating point is at one "
             "of its thresholds 0.5, 0.55, ..., 0.95"
         )
-    order, taken, taken_iou = match(ds)
+    if iou_type == "obb" and not ds.pixel_units and (len(ds.gt) or len(ds.pred)):
+        raise UsageError(
+            "--protocol ultralytics scores rotated boxes by probiou in pixels, as yolo val "
+            "does (probiou is not scale-free: Ultralytics adds 1e-7 to pixel-sized terms); "
+            "these corners are normalised: give --images DIR or --image-size W,H",
+            option="image_size",
+        )
+    order, taken, taken_iou = match(ds, iou="probiou" if iou_type == "obb" else "box")
     conf = ds.pred.score.astype(np.float32)[order]
     curves = accumulate(taken >= 0, conf, ds.pred.category[order], ds.gt.category)
     return UltralyticsEvaluation(
         protocol="ultralytics",
-        params={"score_thr": score_thr, "matches": matches, "op_t": int(hit[0])},
+        params={
+            "score_thr": score_thr,
+            "matches": matches,
+            "op_t": int(hit[0]),
+            "iou_type": iou_type,
+        },
         dataset=ds,
         table=_table(ds, order, taken, taken_iou),
         order=order,
@@ -378,6 +433,7 @@ def _run(ds: Dataset, opts: Mapping[str, Any]) -> UltralyticsEvaluation:
         iou_thr=float(opts.get("iou_thr") or 0.5),
         score_thr=opts.get("score_thr"),
         matches=bool(opts.get("matches", False)),
+        iou_type=str(opts.get("iou_type", "bbox")),
     )
 
 
@@ -391,7 +447,7 @@ PROTOCOLS = {
         name="ultralytics",
         description="Ultralytics' yolo val metrics (P, R, mAP50, mAP50-95; float32, no maxDets)",
         params=Params,
-        iou_types=("bbox",),
+        iou_types=("bbox", "obb"),
         summary_keys=lambda opts: list(SUMMARY_KEYS),
         run=_run,
         curves="ultralytics",  # its own curves object: no curves JSON section

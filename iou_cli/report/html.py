@@ -21,6 +21,7 @@ from .. import __version__
 from ..text import html_text as esc
 from .html_assets import CSS as _CSS
 from .html_assets import JS as _JS
+from .html_boxes import worst_image_drawings
 from .html_keypoints import keypoint_section
 
 _LABELS = {
@@ -403,6 +404,7 @@ def evaluation_report(
     per_image = extra.get("per_image")
     if isinstance(per_image, list) and per_image and isinstance(per_image[0], dict):
         parts.append(_worst_images(per_image))
+    parts.append(worst_image_drawings(result))  # "" without a match table
     lab = extra.get("label_errors")
     if isinstance(lab, list) and lab and isinstance(lab[0], dict):
         keys = [k for k in _LAB_KEYS if k in lab[0]]

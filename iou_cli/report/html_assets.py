@@ -31,6 +31,9 @@ figure img{display:block;max-width:100%;height:auto;margin:0 auto}
 .grid2 figure img{width:100%}
 .capped figure img{max-height:430px;object-fit:contain}
 figcaption{color:var(--muted);font-size:12px;margin-top:8px;text-align:center}
+.drawings{display:grid;grid-template-columns:repeat(3,1fr);gap:14px}
+@media (max-width:900px){.drawings{grid-template-columns:1fr}}
+svg.boxes{display:block;width:100%;height:260px}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{padding:6px 9px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 th{font-size:12.5px;color:var(--muted);font-weight:600;

@@ -123,7 +123,8 @@ def score_image(
     job: Job,
     lookup: Lookup,
 ) -> ImageScore:
-    """One image: intersections by pixel-pair counting, then panopticapi's rules. The
+    """One image: intersections by pixel-pair counting, then panopticapi's rules. The maps
+    hold ids in their low 24 bits; a high byte that is constant within a map is ignored. The
     ground truth's areas are its JSON ``area`` values (panopticapi's), the pixel counts where
     absent; the prediction's are its pixel counts."""
     gt, pred, gt_cat, pred_cat = job.gt, job.pred, job.gt_cat, job.pred_cat
@@ -135,10 +136,12 @@ def score_image(
     change[1:] |= p[1:] != p[:-1]
     starts = np.flatnonzero(change)
     lengths = np.diff(starts, append=g.size)
-    gi = lookup.indices(g[starts], gt.ids)
-    _unknown_pixel(gi, g[starts], starts, gt_map.shape[1], job.gt_png, job.gt_json, gt)
-    pi = lookup.indices(p[starts], pred.ids)
-    _unknown_pixel(pi, p[starts], starts, gt_map.shape[1], job.pred_png, job.pred_json, pred)
+    g_run = g[starts] & np.uint32(MAX_ID)  # the maps may carry a constant high byte
+    gi = lookup.indices(g_run, gt.ids)
+    _unknown_pixel(gi, g_run, starts, gt_map.shape[1], job.gt_png, job.gt_json, gt)
+    p_run = p[starts] & np.uint32(MAX_ID)
+    pi = lookup.indices(p_run, pred.ids)
+    _unknown_pixel(pi, p_run, starts, gt_map.shape[1], job.pred_png, job.pred_json, pred)
     kg, kp = len(gt.ids), len(pred.ids)
     key = gi.astype(np.intp)
     key *= kp + 1
@@ -203,7 +206,7 @@ def score_job(job: Job, lookup: Lookup) -> ImageScore:
     for json, img in ((job.gt_json, job.gt), (job.pred_json, job.pred)):
         if len(img.ids) > MAX_SEGMENTS:
             raise InputError(json, img.where, f"more than {MAX_SEGMENTS:,} segments in one image")
-    gt_map = read_id_map(job.gt_png)
+    gt_map = read_id_map(job.gt_png, masked=False)
     h, w = gt_map.shape
     if job.size is not None and (w, h) != job.size:
         raise InputError(
@@ -212,7 +215,7 @@ def score_job(job: Job, lookup: Lookup) -> ImageScore:
             f"size {w} x {h} differs from the image's {job.size[0]} x {job.size[1]} "
             f"(images entry of image_id {job.gt.image_id!r} in {job.gt_json})",
         )
-    pred_map = read_id_map(job.pred_png)
+    pred_map = read_id_map(job.pred_png, masked=False)
     if pred_map.shape != gt_map.shape:
         raise InputError(
             job.pred_png,

@@ -87,3 +87,34 @@ def test_to_voc(seed: int | None, target: str) -> None:
     total = ex.total["AP50"]
     assert total is not None
     assert abs(sum(s.effect["AP50"] or 0.0 for s in ex.steps) - total) <= 1e-12
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_rotated_boxes_to_ultralytics(seed: int) -> None:
+    """Rotated boxes: COCO on polygon IoU -> Ultralytics' probiou; one step more (polygon
+    IoU -> probiou, which the turned squares of the scene move), ends the protocols' own."""
+    from .obbgen import rotated_scene
+
+    gt, dets = rotated_scene(seed)
+    c = evaluate(dets, gt, iou_type="obb")
+    u = evaluate(dets, gt, protocol="ultralytics", iou_type="obb")
+    ex = explain(_dataset(c), iou_type="obb")
+    names = [s.name for s in ex.steps]
+    assert names.index("IoU") == names.index("matching rule") + 1
+    for key in ("AP", "AP50", "AP75"):
+        start, end = ex.start[key], ex.end[key]
+        assert start is not None and end is not None and start == c.summary[key]
+        walked = start + sum(s.effect[key] or 0.0 for s in ex.steps)
+        assert abs(walked - end) < 1e-12
+    assert ex.end["AP"] == u.summary["metrics/mAP50-95(B)"]
+    assert ex.end["AP50"] == u.summary["metrics/mAP50(B)"]
+    step = ex.steps[names.index("IoU")]
+    assert step.before == "polygon IoU" and step.effect["AP"]  # probiou moves AP here
+
+
+def test_rotated_boxes_to_voc() -> None:
+    from .obbgen import rotated_scene
+
+    gt, dets = rotated_scene(1)
+    ex = explain(_dataset(evaluate(dets, gt, iou_type="obb")), target="voc")
+    assert ex.end["AP50"] == evaluate(dets, gt, iou_type="obb", protocol="voc").summary["mAP"]

@@ -10,8 +10,12 @@ then ``DetMetrics.process``. Nothing of Ultralytics is copied.
 
 Input: ``[{"nc": K, "images": [{"gt": [[cls, x1, y1, x2, y2], ...], "pred": [[cls, conf,
 x1, y1, x2, y2], ...]}, ...]}, ...]`` (predictions of an image by descending confidence).
+A scene with ``"obb": true`` holds rotated boxes ``cx, cy, w, h, angle`` instead and is run
+as ``OBBValidator._process_batch`` runs it: ``batch_probiou(labels, predictions)``, then the
+same matching, with ``OBBMetrics``.
 Output per scene: ``{"results": results_dict, "classes": ap_class_index, "ap": all_ap,
-"p": p, "r": r, "correct": [per image [[bool x 10], ...]], "iouv": [...]}``.
+"p": p, "r": r, "correct": [per image [[bool x 10], ...]], "iouv": [...]}``, and for rotated
+scenes ``"iou"``: per image the (G, D) probiou matrices, float32 and float64.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import os
 import sys
 import tempfile
 import types
+from typing import Any
 
 # Ultralytics logs to stdout; the answer goes to the real one
 _STDOUT = sys.stdout
@@ -49,26 +54,37 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import ultralytics  # noqa: E402
 from ultralytics.engine.validator import BaseValidator  # noqa: E402
-from ultralytics.utils.metrics import DetMetrics, box_iou  # noqa: E402
+from ultralytics.utils.metrics import DetMetrics, OBBMetrics, batch_probiou, box_iou  # noqa: E402
 
 
 def run_scene(scene: dict) -> dict:
     nc = int(scene["nc"])
+    obb = bool(scene.get("obb"))
+    nb = 5 if obb else 4
     stand_in = types.SimpleNamespace(iouv=torch.linspace(0.5, 0.95, 10))
-    metrics = DetMetrics(names={i: f"c{i}" for i in range(nc)})
-    correct_out = []
+    names = {i: f"c{i}" for i in range(nc)}
+    metrics = OBBMetrics(names=names) if obb else DetMetrics(names=names)
+    correct_out: list[Any] = []
+    iou_out: list[Any] = []
     for n, im in enumerate(scene["images"]):
-        gt = np.asarray(im["gt"], dtype=np.float64).reshape(-1, 5)
-        pr = np.asarray(im["pred"], dtype=np.float64).reshape(-1, 6)
+        gt = np.asarray(im["gt"], dtype=np.float64).reshape(-1, 1 + nb)
+        pr = np.asarray(im["pred"], dtype=np.float64).reshape(-1, 2 + nb)
         cls = torch.tensor(gt[:, 0], dtype=torch.float32)
-        gboxes = torch.tensor(gt[:, 1:5], dtype=torch.float32)
+        gboxes = torch.tensor(gt[:, 1:], dtype=torch.float32)
         pcls = torch.tensor(pr[:, 0], dtype=torch.float32)
         conf = torch.tensor(pr[:, 1], dtype=torch.float32)
-        pboxes = torch.tensor(pr[:, 2:6], dtype=torch.float32)
+        pboxes = torch.tensor(pr[:, 2:], dtype=torch.float32)
         if cls.shape[0] == 0 or pcls.shape[0] == 0:
             tp = np.zeros((pcls.shape[0], 10), dtype=bool)
+            iou_out.append([])
         else:
-            iou = box_iou(gboxes, pboxes)
+            iou = batch_probiou(gboxes, pboxes) if obb else box_iou(gboxes, pboxes)
+            if obb:  # the float32 values the validator uses, and the formula in float64
+                iou64 = batch_probiou(
+                    torch.tensor(gt[:, 1:], dtype=torch.float64),
+                    torch.tensor(pr[:, 2:], dtype=torch.float64),
+                )
+                iou_out.append([iou.numpy().astype(float).tolist(), iou64.numpy().tolist()])
             tp = BaseValidator.match_predictions(stand_in, pcls, cls, iou).cpu().numpy()
         correct_out.append(tp.tolist())
         no_pred = pcls.shape[0] == 0
@@ -91,6 +107,7 @@ def run_scene(scene: dict) -> dict:
         "p": np.asarray(box.p).tolist(),
         "r": np.asarray(box.r).tolist(),
         "correct": correct_out,
+        "iou": iou_out if obb else None,
         "iouv": stand_in.iouv.numpy().astype(float).tolist(),
         "version": ultralytics.__version__,
     }

@@ -120,6 +120,15 @@ def gt_png_truncated(pred: Path, gt: Path) -> None:
     p.write_bytes(data[: len(data) // 2])
 
 
+def pred_png_corrupt(pred: Path, gt: Path) -> None:
+    """One byte of the compressed pixels flipped (CRC left as it was): the fast reader
+    refuses it and Pillow words the error."""
+    p = pred.with_suffix("") / "2.png"
+    data = bytearray(p.read_bytes())
+    data[data.index(b"IDAT") + 6] ^= 0xFF
+    p.write_bytes(bytes(data))
+
+
 def pred_unknown_category(pred: Path, gt: Path) -> None:
     _edit_json(pred, lambda d: d["annotations"][1]["segments_info"][0].update(category_id=99))
 
@@ -203,6 +212,7 @@ CASES: list[tuple[Callable[[Path, Path], None], str, str | None, str]] = [
     (gt_png_size_vs_images, "gt/1.png", None, "differs from the image's 9 x 6"),
     (pred_png_missing, "pred/2.png", None, "no such file"),
     (gt_png_truncated, "gt/1.png", None, "not a readable PNG"),
+    (pred_png_corrupt, "pred/2.png", None, "not a readable PNG"),
     (
         pred_unknown_category,
         "pred.json",
