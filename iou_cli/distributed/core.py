@@ -265,7 +265,7 @@ def reduce_rows(job: Job, category: int, payloads: list[bytes], gt: Any = None) 
         return rows.reduce_group(category, payloads)
     try:
         full = gt_state(job, gt)
-        if full.header["layout"]["kind"] == "voc":
+        if full.header["layout"]["kind"] != "coco":  # VOC: reduced on the driver
             return rows.concat_class(payloads)
         from ..state.classes import class_result
 
@@ -313,7 +313,7 @@ def combine(job: Job, reduced: Iterable[tuple[int, bytes]]) -> Result:
             "distributed evaluation: the workers' ground truth or options differ from the "
             "driver's (same ground-truth file and iou-eval version everywhere?)"
         )
-    if rest.header["layout"]["kind"] == "voc":
+    if rest.header["layout"]["kind"] != "coco":  # VOC
         mapped = _from_classes(rest, by_cat, np.flatnonzero(covered), extra)
         return result(merge_states([rest, mapped]))
     return _combine_classes(rest, by_cat, extra)
