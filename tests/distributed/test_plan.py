@@ -129,3 +129,14 @@ def _framed(dets: list[dict]) -> object:
     df = frame(dets)
     df[core.ORDER] = np.arange(len(df))
     return df
+
+
+def test_class_group_error_reaches_the_driver_located() -> None:
+    """A class's group that fails (here: a corrupt row) reports its error as a row; the
+    driver raises it as the library's InputError naming where it was raised."""
+    gt, dets = scene("coco-bbox", 2)
+    job = core.Job(gt=gt, protocol="coco", options={"iou_type": "bbox"})
+    emitted = [(c, p) for c, p in core.map_bucket(job, _framed(dets)) if c < 0]
+    emitted.append((0, core.reduce_rows(job, 0, [b"\x05\x00\x00\x00{]"])))
+    with pytest.raises(InputError, match=r"<predictions>:worker, in .*JSONDecodeError"):
+        core.combine(job, emitted)
