@@ -264,9 +264,9 @@ def evaluate(
         opts = replace(opts, load=replace(opts.load, jobs=1))
         ds.info.append("--jobs: analyses and --matches read the whole match table: one process")
     if opts.load.jobs != 1:
-        from .state.build import FORMAT_PROTOCOLS
+        from .state.build import MERGEABLE
 
-        if opts.protocol not in FORMAT_PROTOCOLS:
+        if opts.protocol not in MERGEABLE:
             opts = replace(opts, load=replace(opts.load, jobs=1))
             ds.info.append(
                 f"--jobs: --protocol {opts.protocol} has no mergeable state yet: one process"

@@ -33,40 +33,10 @@ from .data import Dataset, Side
 from .errors import UsageError
 from .result import Result
 from .state.partial import PartialState, merge_states
+from .state.targets import BOX_FORMATS, BatchReader, as_array, scalar_id, to_xywh
 
-BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 _COMPACT = 64  # merge the per-update states every this many updates
-
-
-def _array(value: Any, what: str) -> np.ndarray:
-    """Anything with ``__array__`` (NumPy, torch on CPU, ...) as a NumPy array; torch
-    tensors on a device are moved to the CPU first (never importing torch here)."""
-    for step in ("detach", "cpu"):
-        fn = getattr(value, step, None)
-        if callable(fn) and not isinstance(value, np.ndarray):
-            value = fn()
-    try:
-        return np.asarray(value)
-    except Exception as exc:  # pragma: no cover - exotic array types
-        raise UsageError(f"{what}: expected an array, got {type(value).__name__}") from exc
-
-
-def _scalar(value: Any) -> Any:
-    arr = _array(value, "image_id")
-    if arr.ndim == 0 or arr.size == 1:
-        out = arr.reshape(-1)[0].item()
-        return int(out) if isinstance(out, float) and out.is_integer() else out
-    raise UsageError(f"image_id: expected one id per image, got shape {arr.shape}")
-
-
-def _xywh(boxes: np.ndarray, fmt: str) -> np.ndarray:
-    b = boxes.astype(np.float64).reshape(-1, 4)
-    if fmt == "xywh":
-        return b
-    if fmt == "xyxy":
-        return np.stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], axis=1)
-    w, h = b[:, 2], b[:, 3]
-    return np.stack([b[:, 0] - w / 2, b[:, 1] - h / 2, w, h], axis=1)
+_array, _scalar, _xywh = as_array, scalar_id, to_xywh
 
 
 def records_from_arrays(
@@ -125,11 +95,16 @@ class Evaluator:
     """Streaming, mergeable evaluation (see the module docstring).
 
     ``gt``: a path, a COCO dataset dict, or a side from :func:`iou_cli.load`; ``protocol``:
-    ``coco``, ``lvis``, ``voc`` or ``voc07``; ``box_format``: of the boxes given as arrays;
-    other keywords are :func:`iou_cli.evaluate`'s protocol options (``iou_type``,
-    ``iou_thr``, ``score_thr``, ``max_dets``, ``iou_thrs``, ``honor_ignore``, ``plus_one``).
-    VOC's ties keep file order; here that is (image order of the ground truth, position in
-    the update), the order of a file listed image by image.
+    ``coco``, ``lvis``, ``voc``, ``voc07`` or ``dota``; ``box_format``: of the boxes given as
+    arrays; other keywords are :func:`iou_cli.evaluate`'s protocol options (``iou_type``,
+    ``iou_thr``, ``score_thr``, ``max_dets``, ``iou_thrs``, ``honor_ignore``, ``plus_one``,
+    ``sigmas``, ``all_point``). VOC's and DOTA's ties keep file order; here that is (image
+    order of the ground truth, position in the update), the order of a file listed image by
+    image.
+
+    Without a ground truth, ``categories=`` (ids or COCO category dicts) makes the targets
+    come per batch: ``update(predictions, targets)`` (``coco``, ``voc``, ``voc07``; see
+    :mod:`iou_cli.state.targets` and docs/streaming.md); its states are keyed by image id.
     """
 
     def __init__(
@@ -140,6 +115,7 @@ class Evaluator:
         box_format: str = "xyxy",
         gt_format: str | None = None,
         unknown: str = "error",
+        categories: Any = None,
         **options: Any,
     ) -> None:
         from .options import RunOptions
@@ -151,6 +127,7 @@ class Evaluator:
         run = RunOptions.build(
             {"protocol": protocol, "gt_format": gt_format, "unknown": unknown, **options}
         )
+        run = run.for_inputs()  # DOTA's default geometry is obb, as evaluate reads it
         run.validate()
         self._run = run
         opts = run.protocol_options()
@@ -167,8 +144,22 @@ class Evaluator:
         self._gt: Side | None = None
         self._gt_ds: Dataset | None = None
         self._fp = ""
+        self._reader: BatchReader | None = None
+        self._seen_keys: set[int] = set()
+        if gt is not None and categories is not None:
+            raise UsageError(
+                "Evaluator: give a ground truth or categories= (targets given per batch), not both"
+            )
         if gt is not None:
             self._load_gt(gt)
+        elif categories is not None:
+            if protocol not in ("coco", "voc", "voc07") or run.iou_type not in ("bbox", "segm"):
+                raise UsageError(
+                    f"Evaluator: --protocol {protocol} --iou-type {run.iou_type} needs a "
+                    "ground-truth file (targets given per batch work with coco bbox and segm, "
+                    "voc and voc07)"
+                )
+            self._reader = BatchReader(categories, box_format, segm=run.iou_type == "segm")
 
     # ------------------------------------------------------------------ ground truth
     def _load_options(self) -> Any:
@@ -226,10 +217,14 @@ class Evaluator:
         ``bbox`` or ``segmentation``, ``score``) or per-image dicts of arrays (``boxes``,
         ``scores``, ``labels``, and ``image_id`` there or in ``targets``). Images in
         ``image_ids`` (or ``targets``) count even without predictions."""
+        if self._reader is not None:
+            self._update_targets(predictions, targets, image_ids)
+            return
         if self._gt is None:
             raise UsageError(
                 "update: this Evaluator has no ground truth (one read from bytes can only be "
-                "merged and computed); create it with Evaluator(gt, ...)"
+                "merged and computed); create it with Evaluator(gt, ...) or, to give targets "
+                "per batch, Evaluator(protocol=..., categories=[...])"
             )
         preds = list(predictions)
         if preds and isinstance(preds[0], Mapping) and "boxes" in preds[0]:
@@ -263,7 +258,7 @@ class Evaluator:
         return mask
 
     def _add(self, ds: Dataset, covered: np.ndarray) -> None:
-        from .state.build import build_state, restrict
+        from .state.build import restrict
 
         new = np.flatnonzero(covered)
         again = [int(i) for i in new if int(i) in self._seen]
@@ -274,12 +269,25 @@ class Evaluator:
                 "image(s) again): give each image's predictions in one update"
             )
         sub, rows = restrict(ds, covered)
+        state = self._build(sub, covered=new, fp=self._fp)
+        self._seen.update(int(i) for i in new)
+        self._keep(state)
+
+    def _build(self, sub: Dataset, *, covered: np.ndarray, fp: str) -> PartialState:
+        from .state.build import build_state
+
         if self._options.get("iou_type") == "segm":
             from .geometry.masks import prepare_masks
 
             sub = prepare_masks(sub)
+        elif self._options.get("iou_type") == "keypoints":
+            from .state.build import prepare_part_keypoints
+
+            sub = prepare_part_keypoints(sub, self._run.load.sigmas)
         keys = None
-        if self.protocol.startswith("voc"):
+        from .protocols import get_protocol
+
+        if get_protocol(self.protocol).curves == "voc":
             # the devkit's file order, for a file listed image by image
             img = sub.pred.image
             by_img = np.argsort(img, kind="stable")
@@ -287,26 +295,77 @@ class Evaluator:
             pos = np.empty_like(img)
             pos[by_img] = np.arange(img.shape[0]) - start
             keys = img * (1 << 32) + pos
-        state = build_state(
-            sub, self.protocol, self._options, covered=new, pred_keys=keys, fp=self._fp
+        return build_state(
+            sub, self.protocol, self._options, covered=covered, pred_keys=keys, fp=fp
         )
-        self._seen.update(int(i) for i in new)
+
+    def _keep(self, state: PartialState) -> None:
         self._parts.append(state)
         if len(self._parts) >= _COMPACT:
             self._parts = [merge_states(self._parts)]
+
+    def _update_targets(
+        self, predictions: Any, targets: Any, image_ids: Iterable[Any] | None
+    ) -> None:
+        """Targets given per batch: the batch as its COCO objects (state/targets.py),
+        matched by the file path's own loader and protocol, kept keyed by image id."""
+        assert self._reader is not None
+        if targets is None:
+            raise UsageError(
+                "update: this Evaluator has no ground truth: give each batch's targets "
+                "(update(predictions, targets))"
+            )
+        extra = list(image_ids) if image_ids is not None else None
+        batch = self._reader.batch(list(predictions), list(targets), extra)
+        ids = [scalar_id(k) for k in batch.image_ids]
+        again = [k for k in ids if k in self._seen_keys]
+        if again:
+            raise UsageError(
+                f"update {self._reader.n_updates}: image {again[0]!r} was already evaluated by "
+                f"an earlier update ({len(again)} image(s) again): give each image once"
+            )
+        state = self._batch_state(batch)
+        self._seen_keys.update(ids)
+        self._keep(state)
+
+    def _batch_state(self, batch: Any) -> PartialState:
+        from .loaders import load_side
+        from .state.targets import image_keys
+
+        assert self._reader is not None
+        self._gt = load_side(batch.gt, role="gt", fmt=None, opts=self._load_options())
+        try:
+            ds = self._join(batch.records)
+        finally:
+            self._gt = None
+        state = self._build(ds, covered=np.arange(len(ds.images)), fp="")
+        state.header.update(
+            images_by="id",
+            fingerprint=None,
+            image_ids="given" if self._reader.ids_given else "assigned",
+        )
+        state.image_keys = image_keys(ds.images.keys)
+        return state
 
     # ------------------------------------------------------------------ results
     def state(self) -> PartialState:
         """The merged match records so far."""
         if not self._parts:
+            if self._reader is not None:  # no update yet: a state of no image
+                from .state.targets import Batch
+
+                return self._batch_state(Batch(self._reader.dataset([]), []))
             if self._gt_ds is None:
                 raise UsageError("compute: nothing to evaluate (no update, no state)")
             from .state.build import build_state
 
             empty = np.zeros(len(self._gt_ds.images), dtype=bool)
-            return build_state(
-                self._gt_ds, self.protocol, self._options, image_mask=empty, fp=self._fp
-            )
+            ds = self._gt_ds
+            if self._options.get("iou_type") == "keypoints":
+                from .state.build import prepare_part_keypoints
+
+                ds = prepare_part_keypoints(ds, self._run.load.sigmas)
+            return build_state(ds, self.protocol, self._options, image_mask=empty, fp=self._fp)
         if len(self._parts) > 1:
             self._parts = [merge_states(self._parts)]
         return self._parts[0]
@@ -321,6 +380,9 @@ class Evaluator:
         """Forget every update (the ground truth and options stay)."""
         self._parts = []
         self._seen = set()
+        self._seen_keys = set()
+        if self._reader is not None:
+            self._reader.next_id, self._reader.ids_given = 0, None
 
     def to_bytes(self) -> bytes:
         """The state as a partial file's bytes (docs/partial-format.md)."""
@@ -340,7 +402,10 @@ class Evaluator:
         ev._seen = {int(i) for i in state.images}
         ev._gt = None
         ev._gt_ds = None
-        ev._fp = str(state.header.get("fingerprint", ""))
+        ev._fp = str(state.header.get("fingerprint") or "")
+        ev._reader = None
+        keys = state.image_keys
+        ev._seen_keys = {int(k) for k in keys} if state.by_id and keys is not None else set()
         return ev
 
     @classmethod
@@ -363,4 +428,7 @@ class Evaluator:
             merged._gt, merged._gt_ds = first._gt, first._gt_ds
             merged._options, merged._gt_format = first._options, first._gt_format
             merged.box_format, merged._unknown = first.box_format, first._unknown
+        if first._reader is not None:  # it may go on updating (ids must then be given)
+            merged._reader, merged._options = first._reader, first._options
+            merged.box_format = first.box_format
         return merged

@@ -238,14 +238,51 @@ def map_bucket(job: Job, frame: Any, gt: Any = None) -> list[tuple[int, bytes]]:
         return [error_row(job, exc, order)]
 
 
-def reduce_rows(category: int, payloads: list[bytes]) -> bytes:
-    return rows.reduce_group(category, payloads)
+_GT_STATES: dict[str, PartialState] = {}  # the whole ground truth's counts, per job
+
+
+def gt_state(job: Job, gt: Any = None) -> PartialState:
+    """The state of the job's whole ground truth without predictions (its header, and its
+    counts per class over every image), once per job and worker process."""
+    from ..state.build import build_state
+
+    k = job.key()
+    st = _GT_STATES.get(k)
+    if st is None:
+        ev = context(job, gt)
+        every = np.ones(len(ev._gt_ds.images), dtype=bool)
+        st = build_state(ev._gt_ds, job.protocol, ev._options, image_mask=every, fp=ev._fp)
+        _GT_STATES.clear()
+        _GT_STATES[k] = st
+    return st
+
+
+def reduce_rows(job: Job, category: int, payloads: list[bytes], gt: Any = None) -> bytes:
+    """The cluster's reduce of one group of rows with the same ``category``: a class's
+    records from every bucket -> its per-class result (COCO, LVIS; VOC: the records
+    concatenated, reduced on the driver); META and ERROR rows are combined."""
+    if category < 0:
+        return rows.reduce_group(category, payloads)
+    try:
+        full = gt_state(job, gt)
+        if full.header["layout"]["kind"] != "coco":  # VOC: reduced on the driver
+            return rows.concat_class(payloads)
+        from ..state.classes import class_result
+
+        recs = rows.unpack(rows.concat_class(payloads))[0]
+        mapped = recs["count:n_pos"].astype(np.int64)
+        n_pos = full.counts["n_pos"][:, category]
+        out = class_result(full.header, category, recs, n_pos, int(recs["count:n_det"].sum()))
+        out["mapped"] = mapped
+        return rows.pack(out, {"class_result": True})
+    except Exception as exc:  # reported on the driver, located
+        return rows.pack({}, {"error": error_row(job, exc, None)[1].hex()})
 
 
 def combine(job: Job, reduced: Iterable[tuple[int, bytes]]) -> Result:
-    """The driver's step: per-class rows (one per class after the cluster's reduce; several
-    are concatenated too) -> the Result of the union, with the ground truths of the images
-    that had no prediction counted here."""
+    """The driver's step: per-class rows (one per class after the cluster's reduce; VOC's
+    several are concatenated too) -> the Result of the union, with the ground truths of the
+    images that had no prediction counted here."""
     from ..state.build import build_state
     from ..state.reduce import result
 
@@ -276,8 +313,25 @@ def combine(job: Job, reduced: Iterable[tuple[int, bytes]]) -> Result:
             "distributed evaluation: the workers' ground truth or options differ from the "
             "driver's (same ground-truth file and iou-eval version everywhere?)"
         )
-    mapped = _from_classes(rest, by_cat, np.flatnonzero(covered), extra)
-    return result(merge_states([rest, mapped]))
+    if rest.header["layout"]["kind"] != "coco":  # VOC
+        mapped = _from_classes(rest, by_cat, np.flatnonzero(covered), extra)
+        return result(merge_states([rest, mapped]))
+    return _combine_classes(rest, by_cat, extra)
+
+
+def _combine_classes(rest: PartialState, by_cat: dict[int, list[bytes]], extra: dict) -> Result:
+    from ..state.classes import combine as combine_classes
+
+    parts: dict[int, dict[str, np.ndarray]] = {}
+    for k in sorted(by_cat):
+        payloads = by_cat.pop(k)
+        arrs, info = rows.unpack(payloads[0])
+        if "error" in info:
+            raise_error(bytes.fromhex(info["error"]))
+        if len(payloads) != 1 or not info.get("class_result"):
+            raise UsageError(f"distributed evaluation: class {k} was not reduced on the cluster")
+        parts[k] = dict(arrs)
+    return combine_classes(rest, parts, extra)
 
 
 def _from_classes(

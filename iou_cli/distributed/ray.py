@@ -123,7 +123,8 @@ def _run(ray: Any, ds: Any, job: Job, combine_job: Job, gt_ref: Any, n_buckets: 
         import pandas as pd
 
         cat = int(frame["category"].iloc[0])
-        payload = reduce_rows(cat, [bytes(p) for p in frame["payload"]])
+        g = ray.get(gt_ref) if gt_ref is not None and cat >= 0 else None
+        payload = reduce_rows(job, cat, [bytes(p) for p in frame["payload"]], g)
         return pd.DataFrame({"category": [cat], "payload": [payload]})
 
     mapped = (

@@ -99,7 +99,8 @@ def evaluate(
         import pandas as pd
 
         cat = int(frame["category"].iloc[0])
-        payload = reduce_rows(cat, [bytes(p) for p in frame["payload"]])
+        g = bc.value if bc is not None and cat >= 0 else None
+        payload = reduce_rows(job, cat, [bytes(p) for p in frame["payload"]], g)
         return pd.DataFrame({"category": [cat], "payload": [payload]})
 
     mapped = df.groupBy(BUCKET).applyInPandas(map_fn, schema=_SCHEMA)

@@ -199,8 +199,15 @@ def _polygon_area(p: FloatArray, n: npt.NDArray[np.int64]) -> FloatArray:
     valid = idx[None, :] < n[:, None]
     nxt = (idx[None, :] + 1) % np.maximum(n, 1)[:, None]
     pn = np.take_along_axis(p, nxt[..., None], axis=1)
-    term = p[..., 0] * pn[..., 1] - pn[..., 0] * p[..., 1]
-    return 0.5 * np.where(valid, term, 0.0).sum(axis=1)
+    term = np.where(valid, p[..., 0] * pn[..., 1] - pn[..., 0] * p[..., 1], 0.0)
+    # summed vertex by vertex, so a polygon's area does not depend on the padded width (the
+    # most vertices of any polygon in the call): NumPy's sum(axis=1) groups its additions by
+    # the row length, which made a pair's IoU differ in the last bit with the pairs it was
+    # computed beside (one image at a time vs the whole file: issue 24's exactness)
+    total = term[:, 0].copy()
+    for j in range(1, v):
+        total += term[:, j]
+    return 0.5 * total
 
 
 def intersection_area(pa: FloatArray, pb: FloatArray) -> FloatArray:

@@ -121,6 +121,10 @@ class CocoEvaluation(Evaluation):
         g, iou, ign = self.table.dense(self.op_t)
         return self.table.det_score, (g >= 0) & ~ign, (g < 0) & ~ign, iou
 
+    def _op_category(self) -> IntArray:
+        """The class of each row of :meth:`_op_columns`."""
+        return self.table.det_category
+
     @property
     def score_thr(self) -> float | None:
         """The operating point's confidence: given, or the one that maximises F1."""
@@ -128,10 +132,9 @@ class CocoEvaluation(Evaluation):
             return float(self.params.score_thr)
         if "score_thr" not in self._cache:
             score, tp, fp, _ = self._op_columns()
-            n_gt = int(self.table.n_pos.sum())
-            self._cache["score_thr"] = best_f1_threshold(
-                score, tp, fp, n_gt, order=self.score_order
-            )
+            n_gt = int(self.n_gt.sum())
+            order = self.score_order if self.score_order.shape == score.shape else None
+            self._cache["score_thr"] = best_f1_threshold(score, tp, fp, n_gt, order=order)
         thr: float | None = self._cache["score_thr"]
         return thr
 
@@ -149,7 +152,7 @@ class CocoEvaluation(Evaluation):
                 tp,
                 fp,
                 iou,
-                int(self.table.n_pos.sum()),
+                int(self.n_gt.sum()),
                 score_thr=self.score_thr,
                 iou_thr=self.params.op_iou_thr,
             )
@@ -160,7 +163,7 @@ class CocoEvaluation(Evaluation):
         ds = self.dataset
         K = len(ds.categories)
         score, tp, fp, iou = self._op_columns()
-        det_cat = self.table.det_category
+        det_cat = self._op_category()
         by_cat = np.argsort(det_cat, kind="stable")
         cat_bounds = np.searchsorted(det_cat[by_cat], np.arange(K + 1), side="left")
         per_stats = class_stats(self)
@@ -170,7 +173,7 @@ class CocoEvaluation(Evaluation):
             row: dict[str, Any] = {
                 "category_id": clean(ds.categories.ids[k]),
                 "name": ds.categories.label(k),
-                "n_gt": int(self.table.n_pos[k]),
+                "n_gt": int(self.n_gt[k]),
                 "n_det": int(self.n_det[k]),
             }
             row.update(per_stats[k])
@@ -180,7 +183,7 @@ class CocoEvaluation(Evaluation):
                     tp[sel],
                     fp[sel],
                     iou[sel],
-                    int(self.table.n_pos[k]),
+                    int(self.n_gt[k]),
                     score_thr=self.score_thr,
                     iou_thr=self.params.op_iou_thr,
                 )

@@ -21,7 +21,9 @@ from .partial import PartialState, pack_flags
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-FORMAT_PROTOCOLS = ("coco", "lvis", "voc", "voc07")
+FORMAT_PROTOCOLS = ("coco", "lvis", "voc", "voc07")  # also on Ray and Spark (distributed/)
+# every protocol with a mergeable state (--partial, merge, --jobs, the Evaluator)
+MERGEABLE = (*FORMAT_PROTOCOLS, "dota")
 
 
 def restrict(ds: Dataset, image_mask: BoolArray) -> tuple[Dataset, IntArray]:
@@ -78,11 +80,11 @@ def build_state(
     """
     from ..protocols import get_protocol
 
-    if protocol not in FORMAT_PROTOCOLS:
+    if protocol not in MERGEABLE:
         from ..errors import UsageError
 
         raise UsageError(
-            f"--protocol {protocol} has no mergeable state (coco, lvis, voc, voc07 do)"
+            f"--protocol {protocol} has no mergeable state ({', '.join(MERGEABLE)} do)"
         )
     n_img = len(ds.images)
     mask = np.ones(n_img, dtype=bool) if image_mask is None else image_mask
@@ -107,7 +109,29 @@ def build_state(
     )
     if protocol in ("voc", "voc07"):
         return _voc_state(ev, header, images, keys)
+    if protocol == "dota":
+        return _dota_state(ev, header, images, keys)
     return _coco_state(ev, header, images)
+
+
+def prepare_part_keypoints(ds: Dataset, sigmas: Any) -> Dataset:
+    """A part's keypoints as the whole run prepares them (``api``: the user's sigmas or the
+    file's, resolved): an update without predictions reads an empty results list, whose K
+    (0) is not the ground truth's, so it takes the ground truth's K first."""
+    from ..geometry.oks import prepare_keypoints
+
+    gk, pk = ds.gt.keypoints, ds.pred.keypoints
+    if len(ds.pred) == 0 and gk is not None and pk is not None and pk.shape[1] != gk.shape[1]:
+        ds = replace(ds, pred=replace(ds.pred, keypoints=np.zeros((0, gk.shape[1], 3))))
+    return prepare_keypoints(ds, sigmas)
+
+
+def _sigmas_json(ev: Evaluation) -> dict[str, Any]:
+    """Keypoints: the OKS sigmas the part was scored with (parts with others do not merge)
+    and where they came from (the report's info line)."""
+    sk = ev.dataset.skeleton
+    table = None if sk is None or sk.sigmas is None else np.asarray(sk.sigmas).tolist()
+    return {"oks_sigmas": table, "oks_sigma_source": str(getattr(ev, "sigma_source", ""))}
 
 
 def coco_params_json(p: Any) -> dict[str, Any]:
@@ -146,6 +170,8 @@ def _coco_state(ev: Evaluation, header: dict[str, Any], images: IntArray) -> Par
     op_tp = (g >= 0) & ~ign
     header = dict(header)
     header["params"] = coco_params_json(p)
+    if p.iou_type == "keypoints":
+        header["params"].update(_sigmas_json(ev))
     header["layout"] = {
         "kind": "coco",
         "areas": areas,
@@ -209,5 +235,51 @@ def _voc_state(
         iou=m.iou[m.tp].astype(np.float64),
         counts={
             "n_gt": np.bincount(ds.gt.category[~m.hard], minlength=K).astype(np.int64),
+        },
+    )
+
+
+def _dota_state(
+    ev: Evaluation, header: dict[str, Any], images: IntArray, keys: IntArray
+) -> PartialState:
+    """DOTA's map: per prediction its best ground truth (``image``: that ground truth's key,
+    image ordinal << 32 | position among its image's ground truths), whether the overlap
+    passes the threshold and whether that ground truth is difficult; the IoU of the hits.
+    Which hit takes a ground truth depends on the devkit's (unstable) sort over the whole
+    class, so the reduce decides it, in reading order (``rank``)."""
+    m = ev.match  # type: ignore[attr-defined]
+    ds = ev.dataset
+    gi = ds.gt.image.astype(np.int64)
+    by_img = np.argsort(gi, kind="stable")
+    first = np.searchsorted(gi[by_img], gi[by_img], side="left")
+    pos = np.empty_like(gi)
+    pos[by_img] = np.arange(gi.shape[0]) - first
+    gt_key = (gi << 32) | pos
+    has = m.gt_row >= 0
+    on_hard = np.zeros(len(ds.pred), dtype=bool)
+    on_hard[has] = m.hard[m.gt_row[has]]
+    p = ev.params
+    header = dict(header)
+    header["params"] = {
+        "iou_thr": float(p["iou_thr"]),
+        "all_point": bool(p["all_point"]),
+        "score_thr": p["score_thr"],
+    }
+    header["layout"] = {"kind": "dota", "n_flags": 2, "iou_flag": 0}
+    return PartialState(
+        header=header,
+        images=images,
+        category=ds.pred.category.astype(np.int64),
+        score=ds.pred.score.astype(np.float64),
+        image=np.where(has, gt_key[np.maximum(m.gt_row, 0)], 0)
+        if gt_key.size
+        else np.zeros(len(ds.pred), dtype=np.int64),
+        rank=keys.astype(np.int64),
+        bits=pack_flags(np.stack([m.hit, on_hard], axis=1)),
+        iou=m.iou[m.hit].astype(np.float64),
+        counts={
+            "n_gt": np.bincount(ds.gt.category[~m.hard], minlength=len(ds.categories)).astype(
+                np.int64
+            ),
         },
     )

@@ -29,7 +29,11 @@ from ..errors import InputError
 from .partial import PartialState
 
 MAGIC = b"IOUPART\n"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # the newest this reads and writes
+# version 2 added id-keyed states (targets given per batch: header "images_by": "id", array
+# "image_keys"); a state of a ground-truth file is still written as version 1, byte for byte
+# what earlier releases wrote, so they keep reading it
+ID_KEYED_VERSION = 2
 _HEAD = struct.Struct("<8sII")
 _SUM = 32
 
@@ -66,6 +70,11 @@ def to_bytes(state: PartialState) -> bytes:
     }
     if state.header["layout"]["kind"] == "voc":
         del arrays["image"]  # the devkit's order needs only the file-order key
+    version = 1
+    if state.by_id:
+        keys = state.image_keys if state.image_keys is not None else np.zeros(0, np.int64)
+        arrays["image_keys"] = keys.astype("<i8")
+        version = ID_KEYED_VERSION
     for k, v in state.counts.items():
         arrays["count_" + k] = v.astype("<i8")
     specs = []
@@ -91,7 +100,7 @@ def to_bytes(state: PartialState) -> bytes:
     header["n_predictions"] = len(state)
     header["arrays"] = specs
     head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
-    body = _HEAD.pack(MAGIC, FORMAT_VERSION, len(head)) + head + b"".join(blobs)
+    body = _HEAD.pack(MAGIC, version, len(head)) + head + b"".join(blobs)
     return body + hashlib.sha256(body).digest()
 
 
@@ -136,6 +145,8 @@ def from_bytes(data: bytes, source: str = "") -> PartialState:
             count=int(np.prod(s["shape"], dtype=np.int64)),
             offset=start,
         ).reshape(s["shape"])
+    if header.get("images_by") == "id" and "image_keys" not in arrays:
+        raise InputError(src, "header", "corrupt: images by id, but no image_keys array")
     extra = {k: int(v) for k, v in header.pop("extra", {}).items()}
     header.pop("n_predictions", None)
     ptr = arrays["class_ptr"].astype(np.int64)
@@ -155,4 +166,5 @@ def from_bytes(data: bytes, source: str = "") -> PartialState:
         counts=counts,
         extra=extra,
         source=source,
+        image_keys=arrays["image_keys"].astype(np.int64) if "image_keys" in arrays else None,
     )

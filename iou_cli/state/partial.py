@@ -41,7 +41,10 @@ IntArray = npt.NDArray[np.int64]
 U8Array = npt.NDArray[np.uint8]
 
 # header fields two states must share to merge (the rest is informative)
-MERGE_KEYS = ("protocol", "params", "fingerprint", "categories", "n_images", "layout")
+MERGE_KEYS = ("images_by", "protocol", "params", "fingerprint", "categories", "n_images", "layout")
+# an id-keyed state (targets given per batch: no ground-truth file, so no fingerprint and no
+# fixed image table) merges on these; its images are named by id (``image_keys``)
+ID_MERGE_KEYS = ("images_by", "protocol", "params", "categories", "layout")
 
 
 @dataclass
@@ -59,6 +62,13 @@ class PartialState:
     counts: dict[str, IntArray] = field(default_factory=dict)
     extra: dict[str, int] = field(default_factory=dict)  # additive scalars ("max_*": max)
     source: str = ""  # where it came from, for messages (a file name)
+    # id-keyed states (header "images_by": "id"): the image id of each ordinal, sorted as
+    # pycocotools sorts image ids; ``images`` is then every ordinal
+    image_keys: IntArray | None = None
+
+    @property
+    def by_id(self) -> bool:
+        return self.header.get("images_by") == "id"
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
@@ -87,10 +97,12 @@ def check_compatible(states: Sequence[PartialState]) -> None:
     second state's source, naming the first field that differs)."""
     first = states[0]
     for st in states[1:]:
-        for key in MERGE_KEYS:
+        for key in ID_MERGE_KEYS if first.by_id and st.by_id else MERGE_KEYS:
             a, b = first.header.get(key), st.header.get(key)
             if a != b:
                 what = {
+                    "images_by": "one has targets given per batch (images by id), the other "
+                    "a ground-truth file",
                     "fingerprint": "a different ground truth",
                     "params": "different parameters",
                     "protocol": "a different protocol",
@@ -138,13 +150,60 @@ def _image_name(state: PartialState, ordinal: int) -> str:
     return f"#{ordinal}"
 
 
+def _refuse_id_overlap(states: Sequence[PartialState], key: int, n_dup: int) -> None:
+    """An image id in two id-keyed states: refused, naming both parts."""
+    owners = [
+        i for i, s in enumerate(states) if s.image_keys is not None and np.any(s.image_keys == key)
+    ]
+    first, second = states[owners[0]], states[owners[-1]]
+    hint = ""
+    if any(s.header.get("image_ids") == "assigned" for s in (first, second)):
+        hint = (
+            " (ids assigned in order of arrival start at 0 in every Evaluator: give each "
+            "target its image_id to merge evaluators)"
+        )
+    raise InputError(
+        second.source or None,
+        "images",
+        f"image {key} is also in {first.source or f'part {owners[0] + 1}'} ({n_dup} image(s) "
+        f"overlap): each image must be in exactly one part{hint}",
+    )
+
+
+def _by_id(states: Sequence[PartialState]) -> list[PartialState]:
+    """Id-keyed states re-numbered over the union of their image ids (sorted as pycocotools
+    sorts image ids), so their tie keys compare across states."""
+    from dataclasses import replace
+
+    keys = [s.image_keys if s.image_keys is not None else np.zeros(0, np.int64) for s in states]
+    union = np.unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+    out = []
+    for s, k in zip(states, keys, strict=True):
+        g = np.searchsorted(union, k).astype(np.int64)  # local ordinal -> global
+        image, rank = s.image, s.rank
+        if s.header["layout"]["kind"] == "voc":  # key: image ordinal << 32 | position
+            rank = (g[rank >> 32] << 32) | (rank & 0xFFFFFFFF) if rank.size else rank
+        else:
+            image = g[image] if image.size else image
+        out.append(replace(s, images=g[s.images], image=image, rank=rank, image_keys=union))
+    return out
+
+
 def merge_states(states: Sequence[PartialState], *, allow_overlap: bool = False) -> PartialState:
     """The state of the union of ``states`` (same header; disjoint images unless
     ``allow_overlap``, where an image's records are simply all kept)."""
     if not states:
         raise ValueError("nothing to merge")
     check_compatible(states)
-    if not allow_overlap:
+    if states[0].by_id:
+        keys = [s.image_keys for s in states if s.image_keys is not None]
+        if not allow_overlap and keys:
+            uniq, n = np.unique(np.concatenate(keys), return_counts=True)
+            if (n > 1).any():
+                _refuse_id_overlap(states, int(uniq[n > 1][0]), int((n > 1).sum()))
+        if len(states) > 1:
+            states = _by_id(states)
+    elif not allow_overlap:
         check_disjoint(states)
     first = states[0]
     if len(states) == 1:
@@ -156,9 +215,13 @@ def merge_states(states: Sequence[PartialState], *, allow_overlap: bool = False)
     for k in first.extra:
         vals = [int(s.extra.get(k, 0)) for s in states]
         extra[k] = max(vals) if k.startswith("max_") else sum(vals)
+    header, images = first.header, np.sort(np.concatenate([s.images for s in states]))
+    if first.by_id and first.image_keys is not None:  # every image of the union, once
+        images = np.arange(first.image_keys.shape[0])
+        header = {**header, "n_images": int(first.image_keys.shape[0])}
     return PartialState(
-        header=first.header,
-        images=np.sort(np.concatenate([s.images for s in states])).astype(np.int64),
+        header=header,
+        images=images.astype(np.int64),
         category=np.concatenate([s.category for s in states]),
         score=np.concatenate([s.score for s in states]),
         image=np.concatenate([s.image for s in states]),
@@ -168,6 +231,7 @@ def merge_states(states: Sequence[PartialState], *, allow_overlap: bool = False)
         counts=counts,
         extra=extra,
         source=first.source,
+        image_keys=first.image_keys,
     )
 
 

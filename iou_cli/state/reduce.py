@@ -29,7 +29,10 @@ def skeleton(state: PartialState, n_gt: int = 0) -> Dataset:
     h = state.header
     n = int(h["n_images"])
     cats = h["categories"]
-    images = Images(list(range(n)), [None] * n, np.full(n, np.nan), np.full(n, np.nan))
+    keys: list[Any] = (
+        list(range(n)) if state.image_keys is None else [int(k) for k in state.image_keys]
+    )
+    images = Images(keys, [None] * n, np.full(n, np.nan), np.full(n, np.nan))
     empty = Boxes.build(np.zeros((0, 4)), image=np.zeros(0), category=np.zeros(0))
     return Dataset(
         images=images,
@@ -45,6 +48,8 @@ def evaluation(state: PartialState, jobs: int = 1) -> Evaluation:
     kind = state.header["layout"]["kind"]
     if kind == "voc":
         return _voc(state)
+    if kind == "dota":
+        return _dota(state)
     return _coco(state, jobs)
 
 
@@ -89,7 +94,9 @@ def _coco_params(h: dict[str, Any]) -> Any:
     )
 
 
-def _coco(state: PartialState, jobs: int = 1) -> Evaluation:
+def _coco(state: PartialState, jobs: int = 1, n_classes: int | None = None) -> Evaluation:
+    """COCO/LVIS; ``n_classes``: the classes of the whole evaluation when ``state`` holds
+    one class's cut of it (so the arrays keep the whole run's maxDets axis)."""
     from ..matching.accumulate import acc_order as _acc_order
     from ..matching.accumulate import by_score as _by_score
 
@@ -124,7 +131,7 @@ def _coco(state: PartialState, jobs: int = 1) -> Evaluation:
     A = len(params.area_rngs)
     M = len(params.max_dets)
     R = params.rec_thrs.shape[0]
-    full = 8 * T * R * K * A * M <= 256 * 2**20
+    full = 8 * T * R * (n_classes or K) * A * M <= 256 * 2**20
     p_at = list(range(M)) if full else [M - 1]
     precision = np.full((T, R, K, A, len(p_at)), -1.0)
     recall = np.full((T, K, A, M), -1.0)
@@ -172,7 +179,9 @@ def _coco(state: PartialState, jobs: int = 1) -> Evaluation:
         )
     from ..protocols.coco import CocoEvaluation
 
-    return CocoEvaluation(protocol="coco", **common)
+    return CocoEvaluation(
+        protocol="coco", sigma_source=str(h["params"].get("oks_sigma_source", "")), **common
+    )
 
 
 def _voc(state: PartialState) -> Evaluation:
@@ -224,6 +233,66 @@ def _voc(state: PartialState) -> Evaluation:
         table=voc_table(ds, m, float(p["iou_thr"])),
         match=m,
         curves=class_curves(ds, m, use_07=bool(p["use_07"])),
+    )
+
+
+def _dota(state: PartialState) -> Evaluation:
+    """DOTA's reduce: predictions back in reading order, the devkit's visiting order over
+    each class, the first visit of each ground truth's hits takes it (build._dota_state)."""
+    from ..protocols.dota import DotaEvaluation, devkit_order
+    from ..protocols.voc import VocMatch, class_curves, voc_table
+
+    h = state.header
+    p = h["params"]
+    K = len(h["categories"]["names"])
+    order = np.argsort(state.rank, kind="stable")  # reading order
+    flags = state.flags()
+    iou_dense = np.full(len(state), np.nan)
+    iou_dense[flags[:, 0]] = state.iou
+    hit, on_hard, iou = flags[order, 0], flags[order, 1], iou_dense[order]
+    gt_key = state.image[order]
+    n_gt = state.counts["n_gt"]
+    ds = skeleton(state)
+    gt_cat = np.repeat(np.arange(K, dtype=np.int64), n_gt)
+    ds.gt = Boxes.build(
+        np.zeros((gt_cat.shape[0], 4)), image=np.zeros_like(gt_cat), category=gt_cat
+    )
+    ds.pred = Boxes.build(
+        np.zeros((order.shape[0], 4)),
+        image=np.zeros(order.shape[0], dtype=np.int64),
+        category=state.category[order],
+        score=state.score[order],
+    )
+    visit = devkit_order(ds.pred, K)
+    tp = np.zeros(order.shape[0], dtype=bool)
+    cand = visit[(hit & ~on_hard)[visit]]
+    if cand.size:
+        _, first = np.unique(gt_key[cand], return_index=True)
+        tp[cand[first]] = True
+    m = VocMatch(
+        tp=tp,
+        fp=~tp & ~(hit & on_hard),
+        iou=np.where(tp, iou, np.nan),
+        gt_row=np.where(tp, 0, -1).astype(np.int64),
+        order=visit,
+        hard=np.zeros(gt_cat.shape[0], dtype=bool),
+        hit=tp.copy(),
+    )
+    thr = float(p["iou_thr"])
+    params = {
+        "iou_thr": thr,
+        "all_point": bool(p["all_point"]),
+        "score_thr": p["score_thr"],
+        "matches": False,
+        "iou_type": "obb",
+    }
+    return DotaEvaluation(
+        protocol="dota",
+        params=params,
+        dataset=ds,
+        table=voc_table(ds, m, thr),
+        match=m,
+        curves=class_curves(ds, m, use_07=not bool(p["all_point"])),
     )
 
 

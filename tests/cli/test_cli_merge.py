@@ -174,9 +174,9 @@ def test_partial_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     _refused(["merge", out, out], capsys, "given twice")
 
 
-def test_rotated_boxes_merge_and_dota_falls_back(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_rotated_boxes_merge_and_dota(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """DOTA has a mergeable state (issue 24, item 2): ``--jobs`` runs in workers, ``--partial``
+    parts merge into the one-run report (more in tests/cli/test_cli_merge_tasks.py)."""
     from tests.cli.test_cli_obb import GT, TASK1, write_tree
 
     gt = str(write_tree(tmp_path / "val" / "labelTxt", GT))
@@ -190,7 +190,18 @@ def test_rotated_boxes_merge_and_dota_falls_back(
     assert run(["merge", *parts, "-o", "csv", "--per-class", "-q"], capsys)[:2] == one[:2]
     args = [pred, gt, "--protocol", "dota", "-o", "csv", "--per-class"]
     code, out, err = run([*args, "--jobs", "2"], capsys)
-    assert code == 0 and "--protocol dota has no mergeable state yet: one process" in err
+    assert code == 0 and "no mergeable state" not in err
     assert out == run([*args, "-q"], capsys)[1]
     _refused([*args, "--partial", str(tmp_path / "d.iou")], capsys, "--per-class")
-    _refused([pred, gt, "--protocol", "dota", "--partial", str(tmp_path / "d.iou")], capsys, "dota")
+    dparts = []
+    for k in (1, 2):
+        out = str(tmp_path / f"dota{k}.iou")
+        assert (
+            run([pred, gt, "--protocol", "dota", "--shard", f"{k}/2", "--partial", out], capsys)[0]
+            == 0
+        )
+        dparts.append(out)
+    assert (
+        run(["merge", *dparts[::-1], "-o", "csv", "--per-class", "-q"], capsys)[:2]
+        == run([*args, "-q"], capsys)[:2]
+    )

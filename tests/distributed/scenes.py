@@ -60,7 +60,7 @@ def plan(
     by_cat: dict[int, list[bytes]] = {}
     for c, p in emitted:
         by_cat.setdefault(c, []).append(p)
-    reduced = [(c, core.reduce_rows(c, ps)) for c, ps in by_cat.items()]
+    reduced = [(c, core.reduce_rows(job, c, ps)) for c, ps in by_cat.items()]
     return core.combine(job, reduced)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from iou_cli import evaluate
 from iou_cli.distributed import core, rows
-from iou_cli.errors import InputError
+from iou_cli.errors import InputError, UsageError
 from tests.distributed.scenes import CASES, plan, same, scene
 
 
@@ -70,3 +70,73 @@ def test_missing_columns_are_refused_on_the_driver() -> None:
     with pytest.raises(InputError, match=r"preds.parquet:columns: .*missing column\(s\) score, "):
         core.check_columns(["image_id", "category_id", "bbox"], "preds.parquet", "row")
     core.check_columns(["image_id", "category_id", "score", "segmentation"], "p", None)
+
+
+@pytest.mark.parametrize("case", ["coco-bbox", "lvis-bbox"])
+@pytest.mark.parametrize("ties", [1, 2])
+def test_classes_are_reduced_on_the_cluster_with_ties_across_classes(case: str, ties: int) -> None:
+    """Every class's accumulation runs in its group: the driver gets per-class results (no
+    match records) and its operating point, swept over every class's scores tied at one or
+    two values, equals the one-shot run's (best F1, TP/FP/FN, mean IoU summed in the
+    one-shot's order)."""
+    from iou_cli.state.classes import LeanCocoEvaluation, LeanLvisEvaluation
+
+    protocol = case.split("-")[0]
+    for seed in (3, 4):
+        gt, dets = scene(case, seed, ties=ties)
+        one = evaluate(dets, gt, protocol=protocol)
+        got = plan(gt, dets, protocol, 3, seed)
+        assert isinstance(got.evaluation, (LeanCocoEvaluation, LeanLvisEvaluation))
+        assert len(got.evaluation.table) == 0  # no record reached the driver
+        assert one.summary["mean_iou"] is not None
+        same(one, got)
+
+
+def test_unreduced_class_rows_are_refused() -> None:
+    """The driver combines per-class results only: a class's raw records (a cluster that
+    skipped the per-class step) are refused, not reduced on the driver."""
+    gt, dets = scene("coco-bbox", 2)
+    job = core.Job(gt=gt, protocol="coco", options={"iou_type": "bbox"})
+    emitted = core.map_bucket(job, _framed(dets))
+    with pytest.raises(UsageError, match="was not reduced on the cluster"):
+        core.combine(job, emitted)
+
+
+def test_ground_truth_counts_that_disagree_are_refused() -> None:
+    """A class's group counted its ground truths over a different ground truth than the
+    driver's (the buckets' and the unmatched images' counts do not add up)."""
+    import numpy as np
+
+    gt, dets = scene("coco-bbox", 2)
+    job = core.Job(gt=gt, protocol="coco", options={"iou_type": "bbox"})
+    out = []
+    for c, p in core.map_bucket(job, _framed(dets)):
+        if c >= 0:
+            arrs, info = rows.unpack(core.reduce_rows(job, c, [p]))
+            arrs = dict(arrs)
+            arrs["mapped"] = np.asarray(arrs["mapped"]) + 1
+            p = rows.pack(arrs, info)
+        out.append((c, p))
+    with pytest.raises(UsageError, match="ground-truth counts differ"):
+        core.combine(job, out)
+
+
+def _framed(dets: list[dict]) -> object:
+    import numpy as np
+
+    from tests.distributed.scenes import frame
+
+    df = frame(dets)
+    df[core.ORDER] = np.arange(len(df))
+    return df
+
+
+def test_class_group_error_reaches_the_driver_located() -> None:
+    """A class's group that fails (here: a corrupt row) reports its error as a row; the
+    driver raises it as the library's InputError naming where it was raised."""
+    gt, dets = scene("coco-bbox", 2)
+    job = core.Job(gt=gt, protocol="coco", options={"iou_type": "bbox"})
+    emitted = [(c, p) for c, p in core.map_bucket(job, _framed(dets)) if c < 0]
+    emitted.append((0, core.reduce_rows(job, 0, [b"\x05\x00\x00\x00{]"])))
+    with pytest.raises(InputError, match=r"<predictions>:worker, in .*JSONDecodeError"):
+        core.combine(job, emitted)
