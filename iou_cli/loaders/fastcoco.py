@@ -203,7 +203,7 @@ class Pending:
             data = data[3:]
         self.data, self.field = data, field
         self.pool: Any = None
-        self.async_result: Any = None
+        self.procs: list[tuple[Any, Any]] = []
         chunk = _CHUNK
         if jobs > 1 and len(data) >= _PARALLEL_MIN:
             chunk = min(_CHUNK, len(data) // jobs + 1)
@@ -212,14 +212,25 @@ class Pending:
         n = min(jobs, len(slices or ()))
         if slices is None or n < 2 or "fork" not in multiprocessing.get_all_start_methods():
             return
-        from ..workers import init_worker
-
-        _DATA[:] = [(data, field)]  # the workers are forked here, with it
+        # plain forked processes, one pipe each (not a Pool): nothing is shared but the
+        # pipe, so ending them never waits on a lock a worker holds (a Pool's terminate()
+        # does, and hung once in a test run); a worker that dies only makes the file
+        # declined, and the validating reader reads it
+        ctx = multiprocessing.get_context("fork")
+        _DATA[:] = [(data, field, slices)]  # the workers are forked here, with it
         try:
-            self.pool = multiprocessing.get_context("fork").Pool(n, init_worker)
+            for w in range(n):
+                recv, send = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_decode_share, args=(w, n, send), daemon=True)
+                proc.start()
+                send.close()
+                self.procs.append((proc, recv))
+        except BaseException:
+            self.cancel()
+            raise
         finally:
             _DATA.clear()
-        self.async_result = self.pool.map_async(_decode, slices, chunksize=1)
+        self.pool = self.procs  # "workers started" (tests read it)
 
     def get(self) -> dict[str, Any] | None:
         data, field, slices = self.data, self.field, self.slices
@@ -227,11 +238,22 @@ class Pending:
             return _columns(data, field)
         if not slices:
             return None
-        if self.pool is not None and self.async_result is not None:
+        if self.procs:
+            n = len(self.procs)
+            got: list[dict[str, Any] | None] = [None] * len(slices)
             try:
-                parts = self.async_result.get()
+                for w, (_, recv) in enumerate(self.procs):
+                    try:
+                        share = recv.recv()
+                    except (EOFError, OSError):  # the worker died: decline the file
+                        return None
+                    for k, cols in zip(
+                        range(w, len(slices), n), share, strict=False
+                    ):  # short: declined
+                        got[k] = cols
             finally:
                 self.cancel()
+            parts = got
         else:
             parts = []
             buf = _Buffer()
@@ -248,10 +270,15 @@ class Pending:
         return _concat(done)
 
     def cancel(self) -> None:
-        if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
-            self.pool = None
+        """End the workers: those that sent their share are exiting (a moment's wait);
+        any other is killed (SIGKILL: no handler, no lock, nothing to wait for)."""
+        procs, self.procs, self.pool = self.procs, [], None
+        for proc, recv in procs:
+            recv.close()
+            proc.join(timeout=2.0)
+            if proc.exitcode is None:
+                proc.kill()
+                proc.join()
 
 
 def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -277,7 +304,9 @@ def _split(data: bytes, chunk: int) -> list[tuple[int, int]]:
 
 
 _PARALLEL_MIN = 1 << 23  # below 8 MiB a second process costs more than it saves
-_DATA: list[tuple[bytes, str]] = []  # what forked decoders read (set just before the fork)
+_DATA: list[
+    tuple[bytes, str, list[tuple[int, int]]]
+] = []  # what forked decoders read (set just before the fork)
 
 
 class _Buffer:
@@ -298,12 +327,21 @@ class _Buffer:
         return memoryview(buf)[:n]
 
 
-_WORKER_BUF = _Buffer()
+def _decode_share(w: int, n: int, send: Any) -> None:
+    """Worker ``w`` of ``n``: decodes slices ``w``, ``w + n``, ... and sends their columns
+    (``None`` for an invalid slice) through its pipe."""
+    from ..workers import init_worker
 
-
-def _decode(bounds: tuple[int, int]) -> dict[str, Any] | None:
-    (data, field), (a, b) = _DATA[0], bounds
-    return _columns(_WORKER_BUF.wrap(data, a, b), field)
+    init_worker()
+    data, field, slices = _DATA[0]
+    buf = _Buffer()
+    share = []
+    for a, b in slices[w::n]:
+        share.append(_columns(buf.wrap(data, a, b), field))
+        if share[-1] is None:
+            break  # the file is declined: the rest need not be decoded
+    send.send(share)
+    send.close()
 
 
 _CHUNK = 1 << 26  # bytes of JSON decoded at once (64 MiB: ~700k records)

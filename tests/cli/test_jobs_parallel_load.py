@@ -258,3 +258,33 @@ def test_ground_truth_error_first_and_workers_ended(
     assert two == one and "gt.json" in one
     assert small_slices == [True]  # the prefetch started, then was cancelled
     assert not fastcoco._PREFETCHED
+
+
+def test_a_worker_that_dies_declines_the_file_and_nothing_waits() -> None:
+    """A decode worker killed before it sends its share: the file is declined (the
+    validating reader then reads it) or, had it sent already, decoded in full; never a
+    hang, never partial columns; no worker outlives get()."""
+    recs = [
+        json.dumps(
+            {"image_id": i % 7, "category_id": 1 + i % 3, "bbox": [i, 2, 3, 4], "score": 0.5}
+        )
+        for i in range(200)
+    ]
+    data = ("[" + ",".join(recs) + "]").encode()
+    serial = fastcoco.read_results(data, 1)
+    assert serial is not None
+    old = fastcoco._PARALLEL_MIN, fastcoco._CHUNK
+    fastcoco._PARALLEL_MIN, fastcoco._CHUNK = 0, 500
+    try:
+        pending = fastcoco.Pending(data, 2, "bbox")
+        procs = [proc for proc, _ in pending.procs]
+        assert len(procs) == 2
+        procs[1].kill()
+        cols = pending.get()
+    finally:
+        fastcoco._PARALLEL_MIN, fastcoco._CHUNK = old
+    assert all(proc.exitcode is not None for proc in procs)
+    assert pending.procs == []
+    if cols is not None:
+        for key in serial:
+            assert np.array_equal(cols[key], serial[key]), key
