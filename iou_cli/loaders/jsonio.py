@@ -173,33 +173,26 @@ def _outside_strings(data: bytes) -> tuple[int, int, bool]:
 def _stats(doc: Any) -> tuple[int, int, int]:
     """(containers, keys, depth) of the containers a quick walk visits. Lists whose first
     item is a scalar are not entered: they are counted, never looked into, so a container
-    hidden after a scalar makes the counts disagree with the text (-> the slow path)."""
+    hidden after a scalar makes the counts disagree with the text (-> the slow path).
+
+    The walk goes a level at a time (each level's containers in a few comprehensions, no
+    per-container stack step): a panoptic JSON's 100k segment records took 0.3 s a file
+    with a stack."""
     containers = keys = depth = 0
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    while stack:
-        v, d = stack.pop()
-        t = type(v)
-        if t is dict:
-            containers += 1
-            keys += len(v)
-            depth = max(depth, d)
-            if d > MAX_DEPTH:
-                continue
-            for x in v.values():
-                tx = type(x)
-                if tx is dict or tx is list:
-                    stack.append((x, d + 1))
-        elif t is list:
-            containers += 1
-            depth = max(depth, d)
-            if d > MAX_DEPTH or not v:
-                continue
-            t0 = type(v[0])
-            if t0 is dict or t0 is list:
-                for x in v:
-                    tx = type(x)
-                    if tx is dict or tx is list:
-                        stack.append((x, d + 1))
+    level: list[Any] = [doc] if type(doc) is dict or type(doc) is list else []
+    d = 1
+    while level:
+        depth = d
+        containers += len(level)
+        dicts = [v for v in level if type(v) is dict]
+        keys += sum(map(len, dicts))
+        if d > MAX_DEPTH:
+            break
+        deeper = [x for v in dicts for x in v.values() if type(x) is dict or type(x) is list]
+        entered = [v for v in level if type(v) is list and v and type(v[0]) in (dict, list)]
+        deeper += [x for v in entered for x in v if type(x) is dict or type(x) is list]
+        level = deeper
+        d += 1
     return containers, keys, depth
 
 
