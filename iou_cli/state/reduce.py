@@ -184,39 +184,50 @@ def _coco(state: PartialState, jobs: int = 1, n_classes: int | None = None) -> E
     )
 
 
-def _voc(state: PartialState) -> Evaluation:
-    from ..protocols.voc import VocEvaluation, VocMatch, class_curves, voc_table
-
-    h = state.header
-    p = h["params"]
-    K = len(h["categories"]["names"])
-    order = np.argsort(state.rank, kind="stable")  # file order
-    flags = state.flags()
-    tp_raw = flags[:, 0]
-    iou_dense = np.full(len(state), np.nan)
-    iou_dense[tp_raw] = state.iou
-    tp = tp_raw[order]
-    fp = flags[order, 1]
-    n_gt = state.counts["n_gt"]
+def _stand_in(state: PartialState, order: IntArray, image: IntArray) -> Dataset:
+    """The dataset the VOC-family reduces score: one placeholder ground-truth row per counted
+    ground truth (its class only) and the predictions in ``order`` on ``image`` (no boxes:
+    the matches are the state's)."""
+    n_classes = len(state.header["categories"]["names"])
     ds = skeleton(state)
-    gt_cat = np.repeat(np.arange(K, dtype=np.int64), n_gt)
+    gt_cat = np.repeat(np.arange(n_classes, dtype=np.int64), state.counts["n_gt"])
     ds.gt = Boxes.build(
         np.zeros((gt_cat.shape[0], 4)), image=np.zeros_like(gt_cat), category=gt_cat
     )
     ds.pred = Boxes.build(
         np.zeros((order.shape[0], 4)),
-        image=state.image[order],
+        image=image,
         category=state.category[order],
         score=state.score[order],
     )
+    return ds
+
+
+def _iou_by_row(state: PartialState, flags: npt.NDArray[np.bool_]) -> FloatArray:
+    """Each record's IoU in record order: the state keeps it for hits only (NaN elsewhere)."""
+    iou = np.full(len(state), np.nan)
+    iou[flags[:, 0]] = state.iou
+    return iou
+
+
+def _voc(state: PartialState) -> Evaluation:
+    from ..protocols.voc import VocEvaluation, VocMatch, class_curves, voc_table
+
+    h = state.header
+    p = h["params"]
+    order = np.argsort(state.rank, kind="stable")  # file order
+    flags = state.flags()
+    tp = flags[order, 0]
+    fp = flags[order, 1]
+    ds = _stand_in(state, order, state.image[order])
     pr = ds.pred
     m = VocMatch(
         tp=tp,
         fp=fp,
-        iou=iou_dense[order],
+        iou=_iou_by_row(state, flags)[order],
         gt_row=np.where(tp, 0, -1).astype(np.int64),
         order=np.lexsort((-pr.score, pr.category)).astype(np.int64),
-        hard=np.zeros(gt_cat.shape[0], dtype=bool),
+        hard=np.zeros(len(ds.gt.category), dtype=bool),
         hit=tp.copy(),
     )
     params = {
@@ -247,22 +258,10 @@ def _dota(state: PartialState) -> Evaluation:
     K = len(h["categories"]["names"])
     order = np.argsort(state.rank, kind="stable")  # reading order
     flags = state.flags()
-    iou_dense = np.full(len(state), np.nan)
-    iou_dense[flags[:, 0]] = state.iou
-    hit, on_hard, iou = flags[order, 0], flags[order, 1], iou_dense[order]
+    hit, on_hard = flags[order, 0], flags[order, 1]
+    iou = _iou_by_row(state, flags)[order]
     gt_key = state.image[order]
-    n_gt = state.counts["n_gt"]
-    ds = skeleton(state)
-    gt_cat = np.repeat(np.arange(K, dtype=np.int64), n_gt)
-    ds.gt = Boxes.build(
-        np.zeros((gt_cat.shape[0], 4)), image=np.zeros_like(gt_cat), category=gt_cat
-    )
-    ds.pred = Boxes.build(
-        np.zeros((order.shape[0], 4)),
-        image=np.zeros(order.shape[0], dtype=np.int64),
-        category=state.category[order],
-        score=state.score[order],
-    )
+    ds = _stand_in(state, order, np.zeros(order.shape[0], dtype=np.int64))
     visit = devkit_order(ds.pred, K)
     tp = np.zeros(order.shape[0], dtype=bool)
     cand = visit[(hit & ~on_hard)[visit]]
@@ -275,7 +274,7 @@ def _dota(state: PartialState) -> Evaluation:
         iou=np.where(tp, iou, np.nan),
         gt_row=np.where(tp, 0, -1).astype(np.int64),
         order=visit,
-        hard=np.zeros(gt_cat.shape[0], dtype=bool),
+        hard=np.zeros(len(ds.gt.category), dtype=bool),
         hit=tp.copy(),
     )
     thr = float(p["iou_thr"])
