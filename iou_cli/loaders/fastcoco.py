@@ -108,12 +108,10 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     if kp_flat is None:
         return None
     m = kp_flat.shape[0] // n
-    try:
-        image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
-        category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
-    except OverflowError:
+    cols = _id_score_columns(recs)
+    if cols is None:
         return None
-    score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
+    image_id, category_id, score = cols
     kp = kp_flat.reshape(n, m // 3, 3)
     boxes = list(map(attrgetter("bbox"), recs))
     has = [b is not None for b in boxes]
@@ -348,6 +346,20 @@ _CHUNK = 1 << 26  # bytes of JSON decoded at once (64 MiB: ~700k records)
 _BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 
+def _id_score_columns(
+    recs: list[Any],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+    """``image_id``, ``category_id`` (int64) and ``score`` (float64) of decoded records;
+    ``None`` for ids beyond 64 bits (the validating loader judges them)."""
+    n = len(recs)
+    try:
+        image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
+        category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
+    except OverflowError:
+        return None
+    return image_id, category_id, np.fromiter(map(attrgetter("score"), recs), np.float64, n)
+
+
 def _columns(data: bytes | memoryview, field: str = "bbox") -> dict[str, Any] | None:
     import msgspec
 
@@ -360,12 +372,10 @@ def _columns(data: bytes | memoryview, field: str = "bbox") -> dict[str, Any] | 
         return None
     if field == "segm":
         return _segm_columns(recs)
-    try:
-        image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
-        category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
-    except OverflowError:  # ids beyond 64 bits: the validating loader judges them
+    cols = _id_score_columns(recs)
+    if cols is None:
         return None
-    score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
+    image_id, category_id, score = cols
     width = 5 if field == "obb" else 4
     geom = np.fromiter(
         chain.from_iterable(map(attrgetter(field), recs)), np.float64, width * n
@@ -382,12 +392,10 @@ def _segm_columns(recs: list[Any]) -> dict[str, Any] | None:
     form :func:`iou_cli.geometry.masks.prepare_masks` checks and passes on without a copy);
     ``bbox`` is NaN when no row has one (on some rows only: ``None``)."""
     n = len(recs)
-    try:
-        image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
-        category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
-    except OverflowError:
+    cols = _id_score_columns(recs)
+    if cols is None:
         return None
-    score = np.fromiter(map(attrgetter("score"), recs), np.float64, n)
+    image_id, category_id, score = cols
     segs = list(map(attrgetter("segmentation"), recs))
     sizes = list(map(attrgetter("size"), segs))
     hw = np.fromiter(chain.from_iterable(sizes), np.int64, 2 * n).reshape(n, 2)
