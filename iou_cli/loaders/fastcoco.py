@@ -200,7 +200,6 @@ class Pending:
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         self.data, self.field = data, field
-        self.pool: Any = None
         self.procs: list[tuple[Any, Any]] = []
         chunk = _CHUNK
         if jobs > 1 and len(data) >= _PARALLEL_MIN:
@@ -228,7 +227,6 @@ class Pending:
             raise
         finally:
             _DATA.clear()
-        self.pool = self.procs  # "workers started" (tests read it)
 
     def get(self) -> dict[str, Any] | None:
         data, field, slices = self.data, self.field, self.slices
@@ -267,10 +265,15 @@ class Pending:
             return {**_concat(done), "segm": masks}
         return _concat(done)
 
+    @property
+    def pool(self) -> list[tuple[Any, Any]] | None:
+        """The running workers (``None`` when none were started or they have ended)."""
+        return self.procs or None
+
     def cancel(self) -> None:
         """End the workers: those that sent their share are exiting (a moment's wait);
         any other is killed (SIGKILL: no handler, no lock, nothing to wait for)."""
-        procs, self.procs, self.pool = self.procs, [], None
+        procs, self.procs = self.procs, []
         for proc, recv in procs:
             recv.close()
             proc.join(timeout=2.0)
