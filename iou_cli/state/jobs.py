@@ -139,8 +139,17 @@ def shard_state(
     return state
 
 
+CLASS_SPLIT = ("coco",)  # protocols whose --jobs splits the classes (:mod:`.classjobs`)
+
+
 def parallel_result(ds: Dataset, protocol: str, options: Mapping[str, Any], jobs: int) -> Any:
-    """The Result of ``ds`` matched by ``jobs`` workers and reduced here."""
+    """The Result of ``ds`` matched by ``jobs`` workers and reduced here (COCO: each
+    process evaluates a group of the classes, :mod:`.classjobs`)."""
     from .reduce import result
 
+    n = min(resolve_jobs(jobs), max(len(ds.categories), 1))
+    if protocol in CLASS_SPLIT and n > 1 and can_fork():
+        from .classjobs import class_parallel_result
+
+        return class_parallel_result(ds, dict(options), n)
     return result(parallel_state(ds, protocol, options, jobs), resolve_jobs(jobs))

@@ -1,0 +1,242 @@
+"""``--jobs`` for the COCO protocol: the classes split over processes, not the images.
+
+pycocotools matches each (image, class) pair of groups alone and accumulates each class
+alone, so a process given every image but only some classes computes those classes' slices
+of the ``precision`` / ``recall`` / ``scores`` arrays exactly as the one-process run does
+(the rows it keeps are in the same relative order: same ranks, same stable sorts). Each
+process then needs to send back only those slices and the operating point's columns (per
+prediction that is a TP or an FP at the operating IoU: its score, TP bit, class; per TP its
+IoU and image), and the reduce in this process is the driver's of a cluster run
+(:func:`iou_cli.state.classes.combine`'s): no sort of every record, no second accumulation.
+
+The dataset is shared with the workers by ``fork``; each worker sends its part through its
+own pipe (plain processes, not a pool: nothing is shared but the pipe). A worker that fails
+or dies makes this process compute that part itself (the same numbers, one process's time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data import Dataset
+from ..result import Result
+
+IntArray = npt.NDArray[np.int64]
+
+_JOB: list[tuple[Dataset, dict[str, Any], list[IntArray]]] = []  # read by forked workers
+
+
+PAIR_COST = 0.4  # a candidate pair's matching time, in units of a prediction's
+
+
+def class_weights(ds: Dataset) -> npt.NDArray[np.float64]:
+    """Each class's matching work: its predictions plus ``PAIR_COST`` x its candidate pairs
+    (per image, its predictions times its ground truths: a class with crowded images costs
+    far more than its prediction count says)."""
+    K = len(ds.categories)
+    n_groups = len(ds.images) * K
+    if n_groups > 8 * (len(ds.pred) + len(ds.gt)):  # sparse: count pairs by sorted keys
+        kp = np.unique(ds.pred.image * K + ds.pred.category, return_counts=True)
+        kg = np.unique(ds.gt.image * K + ds.gt.category, return_counts=True)
+        common, ip, ig = np.intersect1d(kp[0], kg[0], assume_unique=True, return_indices=True)
+        cat, n_pairs = common % K, kp[1][ip] * kg[1][ig]
+    else:
+        nd = np.bincount(ds.pred.image * K + ds.pred.category, minlength=n_groups)
+        ng = np.bincount(ds.gt.image * K + ds.gt.category, minlength=n_groups)
+        cat, n_pairs = np.arange(n_groups) % K, nd * ng
+    pairs = np.bincount(cat, weights=n_pairs.astype(np.float64), minlength=K)
+    return np.bincount(ds.pred.category, minlength=K) + PAIR_COST * pairs
+
+
+def class_groups(ds: Dataset, n: int) -> list[IntArray]:
+    """The classes in ``n`` groups of about equal work (:func:`class_weights`), each
+    sorted; the costliest classes first, each to the least loaded group (deterministic)."""
+    weight = class_weights(ds)
+    load = [0.0] * n
+    groups: list[list[int]] = [[] for _ in range(n)]
+    for k in np.argsort(-weight, kind="stable").tolist():
+        i = load.index(min(load))
+        groups[i].append(k)
+        load[i] += float(weight[k])
+    return [np.asarray(sorted(g), dtype=np.int64) for g in groups]
+
+
+def class_part(ds: Dataset, options: dict[str, Any], cats: IntArray) -> dict[str, Any]:
+    """The COCO evaluation of the classes ``cats`` alone (every image): their array slices,
+    counts and operating-point columns (rows in the run's order: image, class, rank)."""
+    from ..protocols import get_protocol
+
+    keep = np.zeros(len(ds.categories), dtype=bool)
+    keep[cats] = True
+    sub = replace(
+        ds,
+        gt=ds.gt.take(np.flatnonzero(keep[ds.gt.category])),
+        pred=ds.pred.take(np.flatnonzero(keep[ds.pred.category])),
+    )
+    ev = get_protocol("coco").run(sub, options)
+    score, tp, fp, iou = ev._op_columns()
+    rows = tp | fp
+    return {
+        "cats": cats,
+        "params": ev.params,
+        "precision": ev.precision[:, :, cats],
+        "recall": ev.recall[:, cats],
+        "scores": ev.scores[:, :, cats],
+        "precision_max_dets": ev.precision_max_dets,
+        "n_pos": ev.n_gt[cats],
+        "n_det": ev.n_det[cats],
+        "thresholds": ev.table.iou_thrs,
+        "area": ev.table.area,
+        "area_defined": ev.area_defined,
+        "op_t": ev.op_t,
+        "sigma_source": ev.sigma_source,
+        "op_score": score[rows],
+        "op_tp": tp[rows],
+        "op_cat": ev._op_category()[rows],
+        "op_image": ev.table.det_image[rows],
+        "op_iou": iou[rows],
+    }
+
+
+def _worker(w: int, send: Any) -> None:
+    """Worker ``w``: class group ``w`` of the job, sent through its pipe as ``("ok",
+    part)``, or ``("error", text)`` (this process then computes the group itself)."""
+    from ..workers import init_worker
+
+    init_worker()
+    ds, options, groups = _JOB[0]
+    try:
+        msg: tuple[str, Any] = ("ok", class_part(ds, options, groups[w]))
+    except BaseException as exc:  # the parent recomputes the group and reports any error
+        msg = ("error", f"{type(exc).__name__}: {exc}")
+    try:
+        send.send(msg)
+    finally:
+        send.close()
+
+
+def class_parallel_result(ds: Dataset, options: dict[str, Any], n: int) -> Result:
+    """The COCO Result of ``ds`` by ``n`` processes (this one and ``n - 1`` forked ones),
+    each evaluating a group of the classes; bit for bit the one-process Result's."""
+    import multiprocessing
+
+    groups = class_groups(ds, n)
+    ctx = multiprocessing.get_context("fork")
+    procs: list[tuple[Any, Any]] = []
+    _JOB[:] = [(ds, options, groups)]
+    try:
+        for w in range(1, n):
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_worker, args=(w, send), daemon=True)
+            proc.start()
+            send.close()
+            procs.append((proc, recv))
+    except BaseException:
+        _end(procs)
+        raise
+    finally:
+        _JOB.clear()
+    try:
+        parts = [class_part(ds, options, groups[0])]
+        for w, (_, recv) in enumerate(procs, start=1):
+            try:
+                status, got = recv.recv()
+            except (EOFError, OSError):  # the worker died
+                status, got = "died", None
+            parts.append(got if status == "ok" else class_part(ds, options, groups[w]))
+    finally:
+        _end(procs)
+    return combine_parts(ds, parts)
+
+
+def _end(procs: list[tuple[Any, Any]]) -> None:
+    """End the workers: those that sent their part are exiting (a moment's wait); any
+    other is killed (SIGKILL: no handler, no lock to wait on)."""
+    for proc, recv in procs:
+        recv.close()
+        proc.join(timeout=2.0)
+        if proc.exitcode is None:
+            proc.kill()
+            proc.join()
+
+
+def combine_parts(ds: Dataset, parts: list[dict[str, Any]]) -> Result:
+    """The Result of the class groups' parts (see :func:`class_part`), as the one-process
+    run's (its ``table`` has no rows: ``result.table`` needs ``--jobs 1``)."""
+    from ..matching.table import MatchTable
+    from .classes import LeanCocoEvaluation, _op_columns
+
+    K = len(ds.categories)
+    first = parts[0]
+    pr, rc = first["precision"], first["recall"]
+    precision = np.full((pr.shape[0], pr.shape[1], K, *pr.shape[3:]), -1.0)
+    recall = np.full((rc.shape[0], K, *rc.shape[2:]), -1.0)
+    scores = np.full_like(precision, -1.0)
+    n_pos = np.zeros(K, dtype=np.int64)
+    n_det = np.zeros(K, dtype=np.int64)
+    for part in parts:
+        c = part["cats"]
+        precision[:, :, c], recall[:, c], scores[:, :, c] = (
+            part["precision"],
+            part["recall"],
+            part["scores"],
+        )
+        n_pos[c], n_det[c] = part["n_pos"], part["n_det"]
+    cols = _class_columns(parts, K)
+    op = _op_columns(cols)
+    del cols
+    thr = np.asarray(first["thresholds"], dtype=np.float64)
+    no_rows = np.zeros(0, dtype=np.int64)
+    table = MatchTable(
+        iou_thrs=thr, det=no_rows, det_rank=no_rows, det_category=no_rows,
+        det_score=np.zeros(0), det_image=no_rows, det_out=np.zeros(0, bool), cand=no_rows,
+        gt=np.zeros((thr.shape[0], 0), np.int64), iou=np.zeros((thr.shape[0], 0)),
+        ignored=np.zeros((thr.shape[0], 0), bool), gt_counts=np.zeros(0, dtype=bool),
+        n_pos=n_pos, area=first["area"],
+    )  # fmt: skip
+    ev = LeanCocoEvaluation(
+        protocol="coco",
+        params=first["params"],
+        dataset=ds,
+        table=table,
+        precision=precision,
+        recall=recall,
+        scores=scores,
+        precision_max_dets=first["precision_max_dets"],
+        tables={first["area"]: table},
+        area_defined=first["area_defined"],
+        n_det=n_det,
+        score_order=no_rows,
+        op_t=first["op_t"],
+        sigma_source=first["sigma_source"],
+    )
+    ev._cache["n_pos"] = n_pos
+    ev._cache["op"] = op
+    return ev.result()
+
+
+def _class_columns(parts: list[dict[str, Any]], K: int) -> list[dict[str, np.ndarray]]:
+    """Every class's operating-point columns (``classes.class_result``'s ``op_*`` /
+    ``tp_*``), rows in the class's own order (image, rank), classes in order."""
+    from .classes import _small
+
+    cat = np.concatenate([p.pop("op_cat") for p in parts])
+    by = np.argsort(_small(cat), kind="stable")  # class-major; (image, rank) inside a class
+    bounds = np.searchsorted(cat[by], np.arange(K + 1), side="left")
+    del cat
+    score = np.concatenate([p.pop("op_score") for p in parts])[by]
+    tp = np.concatenate([p.pop("op_tp") for p in parts])[by]
+    image = _small(np.concatenate([p.pop("op_image") for p in parts])[by])
+    iou = np.concatenate([p.pop("op_iou") for p in parts])[by]
+    cols = []
+    for k in range(K):
+        s = slice(int(bounds[k]), int(bounds[k + 1]))
+        t = tp[s]
+        cols.append(
+            {"op_score": score[s], "op_tp": t, "tp_iou": iou[s][t], "tp_image": image[s][t]}
+        )
+    return cols
