@@ -50,6 +50,9 @@ def _outside_mask(boxes: Boxes, width: np.ndarray, height: np.ndarray) -> np.nda
     return mask
 
 
+DENSE_SLACK = 1 << 20  # (image, class) pairs beyond 4 x predictions still counted by a table
+
+
 def warnings_for(ds: Dataset, *, max_dets: int | None) -> list[str]:
     """The warnings for ``ds``; ``max_dets`` is the largest maxDets (None: no such limit)."""
     out: list[str] = []
@@ -87,7 +90,13 @@ def warnings_for(ds: Dataset, *, max_dets: int | None) -> list[str]:
     if max_dets is not None and len(pred):
         n_cat = max(len(ds.categories), int(pred.category.max()) + 1)
         group = pred.image.astype(np.int64) * n_cat + pred.category
-        uniq, counts = np.unique(group, return_counts=True)
+        n_groups = (int(pred.image.max()) + 1) * n_cat
+        if n_groups <= 4 * len(pred) + DENSE_SLACK:  # dense: counted, not sorted
+            counts = np.bincount(group, minlength=n_groups)
+            uniq = np.flatnonzero(counts)
+            counts = counts[uniq]
+        else:
+            uniq, counts = np.unique(group, return_counts=True)
         over = int(np.count_nonzero(counts > max_dets))
         if over:
             pairs = [

@@ -98,7 +98,9 @@ def class_part(ds: Dataset, options: dict[str, Any], cats: IntArray) -> dict[str
         "op_tp": tp[rows],
         "op_cat": ev._op_category()[rows],
         "op_image": ev.table.det_image[rows],
-        "op_iou": iou[rows],
+        "op_iou": np.where(tp, iou, 0.0)[rows],
+        # by descending score (stable): the parent merges the parts' runs (no full sort)
+        "op_order": np.argsort(-score[rows], kind="stable").astype(np.int32),
     }
 
 
@@ -168,7 +170,7 @@ def combine_parts(ds: Dataset, parts: list[dict[str, Any]]) -> Result:
     """The Result of the class groups' parts (see :func:`class_part`), as the one-process
     run's (its ``table`` has no rows: ``result.table`` needs ``--jobs 1``)."""
     from ..matching.table import MatchTable
-    from .classes import LeanCocoEvaluation, _op_columns
+    from .classes import LeanCocoEvaluation
 
     K = len(ds.categories)
     first = parts[0]
@@ -186,9 +188,7 @@ def combine_parts(ds: Dataset, parts: list[dict[str, Any]]) -> Result:
             part["scores"],
         )
         n_pos[c], n_det[c] = part["n_pos"], part["n_det"]
-    cols = _class_columns(parts, K)
-    op = _op_columns(cols)
-    del cols
+    op, score_order = _op_columns(parts, K)
     thr = np.asarray(first["thresholds"], dtype=np.float64)
     no_rows = np.zeros(0, dtype=np.int64)
     table = MatchTable(
@@ -210,7 +210,7 @@ def combine_parts(ds: Dataset, parts: list[dict[str, Any]]) -> Result:
         tables={first["area"]: table},
         area_defined=first["area_defined"],
         n_det=n_det,
-        score_order=no_rows,
+        score_order=score_order,
         op_t=first["op_t"],
         sigma_source=first["sigma_source"],
     )
@@ -219,24 +219,37 @@ def combine_parts(ds: Dataset, parts: list[dict[str, Any]]) -> Result:
     return ev.result()
 
 
-def _class_columns(parts: list[dict[str, Any]], K: int) -> list[dict[str, np.ndarray]]:
-    """Every class's operating-point columns (``classes.class_result``'s ``op_*`` /
-    ``tp_*``), rows in the class's own order (image, rank), classes in order."""
+def _op_columns(
+    parts: list[dict[str, Any]], K: int
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], IntArray]:
+    """The operating point's rows of every part as :func:`iou_cli.state.classes.combine`
+    lays them out (the FPs class by class, each class's in the run's order; then the TPs by
+    image, class and rank: the mean IoU sums them in the one-process run's order) as
+    ``(score, tp, iou, class)``, and their order by descending score.
+
+    Each part's rows come in the run's order (image, class, rank) and its classes are its
+    own, so a stable sort by class (small integers: radix) orders the FPs, and a stable
+    sort of the TPs by ``image * K + class`` merges the parts' sorted runs; the descending
+    score order merges the parts' own (ties in any order: the best-F1 sweep reads the
+    counts at the end of each run of equal scores only)."""
     from .classes import _small
 
-    cat = np.concatenate([p.pop("op_cat") for p in parts])
-    by = np.argsort(_small(cat), kind="stable")  # class-major; (image, rank) inside a class
-    bounds = np.searchsorted(cat[by], np.arange(K + 1), side="left")
-    del cat
-    score = np.concatenate([p.pop("op_score") for p in parts])[by]
-    tp = np.concatenate([p.pop("op_tp") for p in parts])[by]
-    image = _small(np.concatenate([p.pop("op_image") for p in parts])[by])
-    iou = np.concatenate([p.pop("op_iou") for p in parts])[by]
-    cols = []
-    for k in range(K):
-        s = slice(int(bounds[k]), int(bounds[k + 1]))
-        t = tp[s]
-        cols.append(
-            {"op_score": score[s], "op_tp": t, "tp_iou": iou[s][t], "tp_image": image[s][t]}
-        )
-    return cols
+    sizes = [p["op_score"].shape[0] for p in parts]
+    starts = np.cumsum([0, *sizes])[:-1]
+    cat = _small(np.concatenate([p.pop("op_cat") for p in parts]))
+    tp = np.concatenate([p.pop("op_tp") for p in parts])
+    fp_rows = np.flatnonzero(~tp)
+    tp_rows = np.flatnonzero(tp)
+    fp_rows = fp_rows[np.argsort(cat[fp_rows], kind="stable")]
+    image = np.concatenate([p.pop("op_image") for p in parts])[tp_rows].astype(np.int64)
+    tp_rows = tp_rows[np.argsort(image * K + cat[tp_rows], kind="stable")]
+    del image
+    final = np.concatenate([fp_rows, tp_rows])  # position -> concatenated row
+    del fp_rows, tp_rows
+    at = np.empty_like(final)
+    at[final] = np.arange(final.shape[0], dtype=final.dtype)  # concatenated row -> position
+    score = np.concatenate([p.pop("op_score") for p in parts])[final]
+    runs = np.concatenate([at[a + p.pop("op_order")] for a, p in zip(starts, parts, strict=True)])
+    order = runs[np.argsort(-score[runs], kind="stable")]  # sorted runs: a merge
+    iou = np.concatenate([p.pop("op_iou") for p in parts])
+    return (score, tp[final], iou[final], cat[final]), order.astype(np.int64)
