@@ -44,11 +44,11 @@ def class_weights(ds: Dataset) -> npt.NDArray[np.float64]:
         kg = np.unique(ds.gt.image * K + ds.gt.category, return_counts=True)
         common, ip, ig = np.intersect1d(kp[0], kg[0], assume_unique=True, return_indices=True)
         cat, n_pairs = common % K, kp[1][ip] * kg[1][ig]
-    else:
+        pairs = np.bincount(cat, weights=n_pairs.astype(np.float64), minlength=K)
+    else:  # keys image * K + class: a table of (image, class) counts
         nd = np.bincount(ds.pred.image * K + ds.pred.category, minlength=n_groups)
         ng = np.bincount(ds.gt.image * K + ds.gt.category, minlength=n_groups)
-        cat, n_pairs = np.arange(n_groups) % K, nd * ng
-    pairs = np.bincount(cat, weights=n_pairs.astype(np.float64), minlength=K)
+        pairs = (nd * ng).reshape(-1, K).sum(axis=0).astype(np.float64)
     return np.bincount(ds.pred.category, minlength=K) + PAIR_COST * pairs
 
 

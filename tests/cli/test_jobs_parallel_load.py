@@ -11,6 +11,7 @@ small files here take the path a 400 MiB file takes; each test checks that worke
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -290,3 +291,32 @@ def test_a_worker_that_dies_declines_the_file_and_nothing_waits() -> None:
     if cols is not None:
         for key in serial:
             assert np.array_equal(cols[key], serial[key]), key
+
+
+@pytest.mark.parametrize("min_record", [40, 400])  # rows fit their room; rows pickled
+def test_rows_through_shared_memory_or_pickled(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    small_slices: list[bool],
+    monkeypatch: pytest.MonkeyPatch,
+    min_record: int,
+) -> None:
+    """Workers write a slice's rows to the shared mapping when they fit the room reserved
+    for it (its bytes / ``_MIN_RECORD``), else pickle them: the same report either way."""
+    monkeypatch.setattr(fastcoco, "_MIN_RECORD", min_record)
+    gt, dets = random_scene(31, n_images=12, n_cats=4)
+    args = _write(tmp_path, gt, dets)
+    r, w = os.pipe()  # the workers' put() results: "s" (shared) or "p" (pickled)
+    put = fastcoco._Shared.put
+
+    def spy(self: Any, k: int, cols: dict[str, Any]) -> Any:
+        got = put(self, k, cols)
+        os.write(w, b"s" if isinstance(got, int) else b"p")
+        return got
+
+    monkeypatch.setattr(fastcoco._Shared, "put", spy)
+    _same_as_one_process([*args, "-o", "json", "--per-class", "-q"], capsys, small_slices)
+    os.close(w)
+    seen = set(os.read(r, 1 << 16).decode())
+    os.close(r)
+    assert seen == {"s"} if min_record == 40 else "p" in seen

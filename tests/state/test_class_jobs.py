@@ -135,3 +135,23 @@ def test_input_error_in_the_parent_is_raised_once_workers_end(
 
     with pytest.raises(ResourceError, match="out of memory"):
         evaluate(copy.deepcopy(dets), copy.deepcopy(gt), jobs=2)
+
+
+@pytest.mark.parametrize("n_cats", [5, 400])  # (image, class) table; sorted keys (sparse)
+def test_class_weights_count_candidate_pairs(n_cats: int) -> None:
+    from collections import Counter
+
+    from iou_cli.api import load_pair, run_options
+
+    gt, dets = random_scene(8, n_images=14, n_cats=n_cats)
+    ds = load_pair(dets, gt, run_options(None, {}).for_inputs().loader_options())
+    K = len(ds.categories)
+    assert (len(ds.images) * K > 8 * (len(ds.pred) + len(ds.gt))) == (n_cats == 400)
+    nd = Counter(zip(ds.pred.image.tolist(), ds.pred.category.tolist(), strict=True))
+    ng = Counter(zip(ds.gt.image.tolist(), ds.gt.category.tolist(), strict=True))
+    pairs = np.zeros(K, dtype=np.int64)
+    for (i, k), n in nd.items():
+        pairs[k] += n * ng.get((i, k), 0)
+    want = np.bincount(ds.pred.category, minlength=K) + classjobs.PAIR_COST * pairs
+    assert pairs.any()
+    assert np.allclose(classjobs.class_weights(ds), want, rtol=1e-12, atol=0)
