@@ -201,10 +201,12 @@ def _records_to_columns(
 
 
 def _xywh_columns(bbox: np.ndarray, path: str, prefix: str) -> tuple[np.ndarray, np.ndarray]:
-    x, y, w, h = bbox[:, 0], bbox[:, 1], bbox[:, 2], bbox[:, 3]
     with np.errstate(over="ignore", invalid="ignore"):
-        xyxy = np.stack([x, y, x + w, y + h], axis=1)
-        area = w * h
+        xyxy = np.array(bbox, dtype=np.float64)  # one copy, then x2 = w + x (= x + w)
+        xyxy[:, 2:] += xyxy[:, :2]
+        area = bbox[:, 2] * bbox[:, 3]
+    if np.isfinite(xyxy[:, 2:]).all() and np.isfinite(area).all():
+        return xyxy, area
     # (segm records without a bbox carry NaN here: not an overflow)
     bad = np.isfinite(bbox).all(axis=1) & ~(
         np.isfinite(xyxy[:, 2:]).all(axis=1) & np.isfinite(area)
