@@ -249,7 +249,10 @@ class Pending:
                     for k, cols in zip(
                         range(w, len(slices), n), share, strict=False
                     ):  # short: declined
-                        got[k] = self.shared.view(k, cols) if isinstance(cols, int) else cols
+                        if isinstance(cols, int):  # written to the shared columns
+                            assert self.shared is not None
+                            cols = self.shared.view(k, cols)
+                        got[k] = cols
             finally:
                 self.cancel()
             parts = got
@@ -312,7 +315,7 @@ def _split(data: bytes, chunk: int) -> list[tuple[int, int]]:
 
 _PARALLEL_MIN = 1 << 23  # below 8 MiB a second process costs more than it saves
 _DATA: list[
-    tuple[bytes, str, list[tuple[int, int]]]
+    tuple[bytes, str, list[tuple[int, int]], _Shared | None]
 ] = []  # what forked decoders read (set just before the fork)
 
 
@@ -391,6 +394,8 @@ class _Shared:
     def view(self, k: int, n: int) -> dict[str, Any]:
         a = self.starts[k]
         return {key: col[a : a + n] for key, col in self.cols.items()}
+
+
 _BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 

@@ -69,6 +69,7 @@ def class_part(ds: Dataset, options: dict[str, Any], cats: IntArray) -> dict[str
     """The COCO evaluation of the classes ``cats`` alone (every image): their array slices,
     counts and operating-point columns (rows in the run's order: image, class, rank)."""
     from ..protocols import get_protocol
+    from ..protocols.coco import CocoEvaluation
 
     keep = np.zeros(len(ds.categories), dtype=bool)
     keep[cats] = True
@@ -78,6 +79,7 @@ def class_part(ds: Dataset, options: dict[str, Any], cats: IntArray) -> dict[str
         pred=ds.pred.take(np.flatnonzero(keep[ds.pred.category])),
     )
     ev = get_protocol("coco").run(sub, options)
+    assert isinstance(ev, CocoEvaluation)
     score, tp, fp, iou = ev._op_columns()
     rows = tp | fp
     return {

@@ -22,7 +22,9 @@ def _scene() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         ],
     }  # fmt: skip
     dets = [{"image_id": 2, "category_id": 2, "bbox": [i, 0, 5, 5], "score": 0.5} for i in range(4)]
-    dets += [{"image_id": 1, "category_id": 1, "bbox": [i, 0, 5, 5], "score": 0.5} for i in range(3)]
+    dets += [
+        {"image_id": 1, "category_id": 1, "bbox": [i, 0, 5, 5], "score": 0.5} for i in range(3)
+    ]
     dets += [{"image_id": 3, "category_id": 1, "bbox": [1, 1, 5, 5], "score": 0.5}]
     return dets, gt
 
