@@ -228,16 +228,28 @@ class CocoEvaluation(Evaluation):
 
 
 def run(
-    ds: Dataset, params: CocoParams, *, ignore_unmatched: BoolArray | None = None
+    ds: Dataset,
+    params: CocoParams,
+    *,
+    ignore_unmatched: BoolArray | None = None,
+    classes: IntArray | None = None,
 ) -> CocoEvaluation:
     """Match and accumulate every area range; see the module docstring.
 
     ``ignore_unmatched`` (per row of ``ds.pred``): predictions that are ignored when they
     match nothing, in every area range, as if outside it (LVIS's not-exhaustive classes).
+    ``classes``: evaluate these classes only (the others' slices stay -1; ``--jobs``
+    gives each process some), without a copy of their rows.
     """
     K = len(ds.categories)
     gt, pred = ds.gt, ds.pred
     max_det = int(params.max_dets[-1])
+    g_sel = p_sel = None
+    if classes is not None:
+        wanted = np.zeros(K, dtype=bool)
+        wanted[classes] = True
+        g_sel = np.flatnonzero(wanted[gt.category])
+        p_sel = np.flatnonzero(wanted[pred.category])
 
     # thresholds used for matching: the COCO ones plus the operating point's
     thrs = [float(t) for t in params.iou_thrs]
@@ -251,7 +263,10 @@ def run(
 
     # ---- ground truths, grouped by (image, category), file order inside a group
     g_group = group_keys(gt, K)
-    g_rows = np.argsort(g_group, kind="stable").astype(np.int64)
+    if g_sel is None:
+        g_rows = np.argsort(g_group, kind="stable").astype(np.int64)
+    else:
+        g_rows = g_sel[np.argsort(g_group[g_sel], kind="stable")].astype(np.int64)
     g_key = g_group[g_rows]
     g_crowd = gt.iscrowd[g_rows]
     g_base_ign = gt.iscrowd | gt.difficult
@@ -267,7 +282,9 @@ def run(
     # ---- detections: stable sort by score inside each group, keep the first max_det
     d_group_all = group_keys(pred, K)
     # stable sorts throughout, so ties keep file order; small-integer keys sort by radix
-    order = by_small_key(pred.image, by_small_key(pred.category, by_score(pred.score)))
+    by_sc = by_score(pred.score) if p_sel is None else p_sel[by_score(pred.score[p_sel])]
+    order = by_small_key(pred.image, by_small_key(pred.category, by_sc))
+    del by_sc
     d_group_sorted = d_group_all[order]
     rank_all = run_ranks(d_group_sorted)
     keep = rank_all < max_det
@@ -360,7 +377,7 @@ def run(
         if d_never is not None:
             d_out |= d_never
         dt_ig = np.where(hit, g_ign[np.maximum(dt_m, 0)], d_out[cdet][None, :])
-        gt_counts = np.zeros(nG, dtype=bool)
+        gt_counts = np.zeros(len(gt), dtype=bool)  # (nG rows unless ``classes``)
         gt_counts[g_rows] = ~g_ign
         table = MatchTable(
             iou_thrs=thr_arr,

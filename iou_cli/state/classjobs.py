@@ -16,7 +16,6 @@ or dies makes this process compute that part itself (the same numbers, one proce
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -68,18 +67,9 @@ def class_groups(ds: Dataset, n: int) -> list[IntArray]:
 def class_part(ds: Dataset, options: dict[str, Any], cats: IntArray) -> dict[str, Any]:
     """The COCO evaluation of the classes ``cats`` alone (every image): their array slices,
     counts and operating-point columns (rows in the run's order: image, class, rank)."""
-    from ..protocols import get_protocol
-    from ..protocols.coco import CocoEvaluation
+    from ..protocols.coco import _params, run
 
-    keep = np.zeros(len(ds.categories), dtype=bool)
-    keep[cats] = True
-    sub = replace(
-        ds,
-        gt=ds.gt.take(np.flatnonzero(keep[ds.gt.category])),
-        pred=ds.pred.take(np.flatnonzero(keep[ds.pred.category])),
-    )
-    ev = get_protocol("coco").run(sub, options)
-    assert isinstance(ev, CocoEvaluation)
+    ev = run(ds, _params(options), classes=cats)
     score, tp, fp, iou = ev._op_columns()
     rows = tp | fp
     return {
