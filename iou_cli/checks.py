@@ -39,8 +39,11 @@ def _outside_mask(boxes: Boxes, width: np.ndarray, height: np.ndarray) -> np.nda
     known = np.isfinite(w) & np.isfinite(h)
     if not known.any():
         return mask
-    x1, y1, x2, y2 = (boxes.xyxy[known, j] for j in range(4))
-    w, h = w[known], h[known]
+    if known.all():  # (views: no masked copy of 4 columns)
+        x1, y1, x2, y2 = (boxes.xyxy[:, j] for j in range(4))
+    else:
+        x1, y1, x2, y2 = (boxes.xyxy[known, j] for j in range(4))
+        w, h = w[known], h[known]
     iw = np.minimum(x2, w) - np.maximum(x1, 0.0)
     ih = np.minimum(y2, h) - np.maximum(y1, 0.0)
     # a box with extent that meets the image only on its border is outside too;

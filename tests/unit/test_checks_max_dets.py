@@ -39,3 +39,27 @@ def test_max_dets_warning_dense_and_sparse(monkeypatch: pytest.MonkeyPatch, slac
         "2 image/class pairs have more than 2 predictions (at most 4): only the 2 "
         "highest-scoring of each are scored (--max-dets) (first: image 1 / a, image 2 / b)"
     ]
+
+
+@pytest.mark.parametrize("unknown", [False, True])  # every image's size known; one not
+def test_outside_mask_known_and_unknown_sizes(unknown: bool) -> None:
+    import numpy as np
+
+    from iou_cli.data import Boxes
+
+    # image 0 is 100 x 50; image 1 the same or of unknown size
+    width = np.array([100.0, np.nan if unknown else 100.0])
+    height = np.array([50.0, np.nan if unknown else 50.0])
+    xyxy = [
+        [10, 10, 20, 20],  # inside
+        [100, 10, 120, 20],  # touches the right border only: outside
+        [100, 10, 100, 20],  # zero width on the border: inside
+        [101, 10, 101, 20],  # zero width beyond the border: outside
+        [-5, -5, 0, 60],  # meets the left border only: outside
+        [90, 40, 130, 70],  # overlaps a corner: inside
+    ]
+    rows = xyxy + xyxy
+    boxes = Boxes.build(np.array(rows, dtype=float), image=[0] * 6 + [1] * 6, category=[0] * 12)
+    want = [False, True, False, True, True, False]
+    got = checks._outside_mask(boxes, width, height).tolist()
+    assert got == want + ([False] * 6 if unknown else want)
