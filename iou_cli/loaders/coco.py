@@ -207,10 +207,8 @@ def _xywh_columns(bbox: np.ndarray, path: str, prefix: str) -> tuple[np.ndarray,
         area = bbox[:, 2] * bbox[:, 3]
     if np.isfinite(xyxy[:, 2:]).all() and np.isfinite(area).all():
         return xyxy, area
-    # (segm records without a bbox carry NaN here: not an overflow)
-    bad = np.isfinite(bbox).all(axis=1) & ~(
-        np.isfinite(xyxy[:, 2:]).all(axis=1) & np.isfinite(area)
-    )
+    fine = np.isfinite(xyxy[:, 2:]).all(axis=1) & np.isfinite(area)  # a row without a bbox
+    bad = np.isfinite(bbox).all(axis=1) & ~fine  # (segm, NaN) is no overflow
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(

@@ -53,7 +53,8 @@ def class_weights(ds: Dataset) -> npt.NDArray[np.float64]:
 
 def class_groups(ds: Dataset, n: int) -> list[IntArray]:
     """The classes in ``n`` groups of about equal work (:func:`class_weights`), each
-    sorted; the costliest classes first, each to the least loaded group (deterministic)."""
+    sorted, the lightest group first; the costliest classes first, each to the least loaded
+    group (deterministic)."""
     weight = class_weights(ds)
     load = [0.0] * n
     groups: list[list[int]] = [[] for _ in range(n)]
@@ -61,7 +62,9 @@ def class_groups(ds: Dataset, n: int) -> list[IntArray]:
         i = load.index(min(load))
         groups[i].append(k)
         load[i] += float(weight[k])
-    return [np.asarray(sorted(g), dtype=np.int64) for g in groups]
+    # lightest first: group 0 is this process's, which also combines the parts afterwards
+    by_load = sorted(range(n), key=lambda i: (load[i], i))
+    return [np.asarray(sorted(groups[i]), dtype=np.int64) for i in by_load]
 
 
 def class_part(ds: Dataset, options: dict[str, Any], cats: IntArray) -> dict[str, Any]:

@@ -92,7 +92,8 @@ def test_class_groups_cover_every_class_once_and_weigh_pairs() -> None:
         assert len(groups) == n
         assert sorted(np.concatenate(groups).tolist()) == list(range(K))
     two = classjobs.class_groups(ds, 2)
-    assert [k2] in [g.tolist() for g in two]  # the costliest class alone
+    assert two[1].tolist() == [k2]  # the costliest class alone, and the heavier group last
+    assert weights[two[0]].sum() < weights[k2]
 
 
 def _fail_in_worker(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
