@@ -77,8 +77,9 @@ def expand_groups(
 
 def corners(boxes: Boxes, rows: IntArray) -> Corners:
     """``(x1, y1, x2, y2, box_area)`` of ``rows``, the columns ``engine.overlap`` takes."""
-    g = np.take(boxes.xyxy, rows, axis=0)  # one gather of whole rows (about 2x faster)
-    x1, y1, x2, y2 = (np.ascontiguousarray(g[:, j]) for j in range(4))
+    # one gather per column into contiguous arrays (no gather of whole rows first: half
+    # the fresh memory, whose page faults cost more than the IoU itself)
+    x1, y1, x2, y2 = (boxes.xyxy[:, j][rows] for j in range(4))
     return (x1, y1, x2, y2, boxes.box_area[rows])
 
 
