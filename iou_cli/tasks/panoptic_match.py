@@ -2,9 +2,11 @@
 apply panopticapi's matching rules; and the map over images (in this process or ``jobs``
 worker processes, results always in the ground truth's image order).
 
-Pixel pairs: segment ids are mapped to small indices through a lookup table over all 2^24
-ids (set and reset per image), and one ``bincount`` of ``gt_index * (P + 1) + pred_index``
-gives the ``(G + 1) x (P + 1)`` intersection matrix; row and column 0 are VOID (id 0).
+Pixel pairs: the maps stay as the decoder's RGB bytes; :func:`pixel_runs` finds the runs of
+pixels where neither map changes (a few thousand per image), their ids are mapped to small
+indices through a lookup table over all 2^24 ids (set and reset per image), and one
+``bincount`` of ``gt_index * (P + 1) + pred_index`` weighted by run length gives the
+``(G + 1) x (P + 1)`` intersection matrix; row and column 0 are VOID (id 0).
 See :mod:`iou_cli.tasks.panoptic` for the rules.
 """
 
@@ -18,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
-from ..loaders.panoptic import MAX_ID, PanopticImage, read_id_map
+from ..loaders.panoptic import MAX_ID, PanopticImage, read_rgb
 
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[str, int, int], None]
@@ -66,11 +68,20 @@ class Job:
 
 
 class Lookup:
-    """A reusable segment-id -> index table (32 MiB), set and reset per image."""
+    """A reusable segment-id -> index table (32 MiB), set and reset per image, and the
+    run finder's two scratch masks (one byte per map byte, kept between images)."""
 
     def __init__(self) -> None:
         self.table = np.full(MAX_ID + 1, _UNKNOWN, dtype=np.uint16)
         self.table[0] = 0
+        self._masks = (np.empty(0, dtype=bool), np.empty(0, dtype=bool))
+
+    def masks(self, nbytes: int) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """Two bool buffers of ``nbytes`` rounded up to a multiple of 8 (uninitialised)."""
+        size = (nbytes + 7) & ~7
+        if self._masks[0].size < size:
+            self._masks = (np.empty(size, dtype=bool), np.empty(size, dtype=bool))
+        return self._masks[0][:size], self._masks[1][:size]
 
     def indices(self, ids_map: npt.NDArray[np.uint32], ids: IntArray) -> npt.NDArray[np.uint16]:
         t = self.table
@@ -117,31 +128,65 @@ def _missing_segment(counts: IntArray, json: str, img: PanopticImage) -> None:
         )
 
 
-def score_image(
-    gt_map: npt.NDArray[np.uint32],
-    pred_map: npt.NDArray[np.uint32],
-    job: Job,
-    lookup: Lookup,
-) -> ImageScore:
+RgbMap = npt.NDArray[np.uint8]
+# one pixel's 3 bytes: R + 256 G (little-endian) and B, so the id is lo | hi << 16
+_RGB = np.dtype([("lo", "<u2"), ("hi", "u1")])
+
+
+def _ids_at(flat: npt.NDArray[np.uint8], pixels: IntArray) -> npt.NDArray[np.uint32]:
+    """The ids ``R + 256 G + 256^2 B`` of the given pixels of a flat RGB byte array."""
+    px = np.take(flat.view(_RGB), pixels)
+    out = px["hi"].astype(np.uint32)
+    out <<= 16
+    out |= px["lo"]
+    return out
+
+
+def pixel_runs(
+    gt_rgb: RgbMap, pred_rgb: RgbMap, lookup: Lookup
+) -> tuple[IntArray, IntArray, npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """The runs of pixels (row-major order) where neither (H, W, 3) map changes: their first
+    pixels, lengths, and the two ids ``R + 256 G + 256^2 B`` there.
+
+    A map changes at a pixel when one of its 3 bytes differs from the byte 3 back. Both
+    maps' byte marks are OR-ed; the marked bytes, a few per run, are found 8 at a time (one
+    64-bit word each) and mapped to their pixels (byte // 3). Every pass over the image is
+    over contiguous bytes (the decoder's RGB output, no 4-byte copy of it)."""
+    g, p = gt_rgb.reshape(-1), pred_rgb.reshape(-1)
+    nb = g.size
+    mark, other = lookup.masks(nb)
+    mark[:3] = True  # pixel 0 starts a run
+    np.not_equal(g[3:], g[:-3], out=mark[3:nb])
+    np.not_equal(p[3:], p[:-3], out=other[3:nb])
+    np.bitwise_or(mark[3:nb], other[3:nb], out=mark[3:nb])
+    mark[nb:] = False
+    words = mark.view(np.uint64)
+    hit = np.flatnonzero(np.not_equal(words, 0, out=other[: words.size]))
+    within = np.flatnonzero(words[hit].view(bool))
+    pix = hit[within >> 3]
+    pix *= 8
+    pix += within & 7
+    pix //= 3
+    first = np.empty(pix.size, dtype=bool)  # a pixel with 2 or 3 changed bytes: once
+    first[:1] = True
+    np.not_equal(pix[1:], pix[:-1], out=first[1:])
+    starts = pix[first]
+    lengths = np.diff(starts, append=nb // 3)
+    return starts, lengths, _ids_at(g, starts), _ids_at(p, starts)
+
+
+def score_image(gt_map: RgbMap, pred_map: RgbMap, job: Job, lookup: Lookup) -> ImageScore:
     """One image: intersections by pixel-pair counting, then panopticapi's rules. The maps
-    hold ids in their low 24 bits; a high byte that is constant within a map is ignored. The
+    are C-contiguous (H, W, 3) uint8 (:func:`~iou_cli.loaders.panoptic.read_rgb`). The
     ground truth's areas are its JSON ``area`` values (panopticapi's), the pixel counts where
     absent; the prediction's are its pixel counts."""
     gt, pred, gt_cat, pred_cat = job.gt, job.pred, job.gt_cat, job.pred_cat
-    g, p = gt_map.ravel(), pred_map.ravel()
-    # runs of pixels where neither map changes: one look-up per run, not per pixel
-    change = np.empty(g.size, dtype=bool)
-    change[:1] = True
-    np.not_equal(g[1:], g[:-1], out=change[1:])
-    change[1:] |= p[1:] != p[:-1]
-    starts = np.flatnonzero(change)
-    lengths = np.diff(starts, append=g.size)
-    g_run = g[starts] & np.uint32(MAX_ID)  # the maps may carry a constant high byte
+    starts, lengths, g_run, p_run = pixel_runs(gt_map, pred_map, lookup)
+    width = gt_map.shape[1]
     gi = lookup.indices(g_run, gt.ids)
-    _unknown_pixel(gi, g_run, starts, gt_map.shape[1], job.gt_png, job.gt_json, gt)
-    p_run = p[starts] & np.uint32(MAX_ID)
+    _unknown_pixel(gi, g_run, starts, width, job.gt_png, job.gt_json, gt)
     pi = lookup.indices(p_run, pred.ids)
-    _unknown_pixel(pi, p_run, starts, gt_map.shape[1], job.pred_png, job.pred_json, pred)
+    _unknown_pixel(pi, p_run, starts, width, job.pred_png, job.pred_json, pred)
     kg, kp = len(gt.ids), len(pred.ids)
     key = gi.astype(np.intp)
     key *= kp + 1
@@ -206,8 +251,8 @@ def score_job(job: Job, lookup: Lookup) -> ImageScore:
     for json, img in ((job.gt_json, job.gt), (job.pred_json, job.pred)):
         if len(img.ids) > MAX_SEGMENTS:
             raise InputError(json, img.where, f"more than {MAX_SEGMENTS:,} segments in one image")
-    gt_map = read_id_map(job.gt_png, masked=False)
-    h, w = gt_map.shape
+    gt_map = read_rgb(job.gt_png)
+    h, w = gt_map.shape[:2]
     if job.size is not None and (w, h) != job.size:
         raise InputError(
             job.gt_png,
@@ -215,7 +260,7 @@ def score_job(job: Job, lookup: Lookup) -> ImageScore:
             f"size {w} x {h} differs from the image's {job.size[0]} x {job.size[1]} "
             f"(images entry of image_id {job.gt.image_id!r} in {job.gt_json})",
         )
-    pred_map = read_id_map(job.pred_png, masked=False)
+    pred_map = read_rgb(job.pred_png)
     if pred_map.shape != gt_map.shape:
         raise InputError(
             job.pred_png,
@@ -277,4 +322,4 @@ def run_jobs(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["ImageScore", "Job", "Lookup", "run_jobs", "score_image", "score_job"]
+__all__ = ["ImageScore", "Job", "Lookup", "pixel_runs", "run_jobs", "score_image", "score_job"]
