@@ -180,6 +180,9 @@ def score_image(gt_map: RgbMap, pred_map: RgbMap, job: Job, lookup: Lookup) -> I
     are C-contiguous (H, W, 3) uint8 (:func:`~iou_cli.loaders.panoptic.read_rgb`). The
     ground truth's areas are its JSON ``area`` values (panopticapi's), the pixel counts where
     absent; the prediction's are its pixel counts."""
+    for m in (gt_map, pred_map):
+        if m.dtype != np.uint8 or m.ndim != 3 or m.shape[2] != 3 or m.shape != gt_map.shape:
+            raise ValueError(f"expected two (H, W, 3) uint8 RGB maps, got {m.dtype} {m.shape}")
     gt, pred, gt_cat, pred_cat = job.gt, job.pred, job.gt_cat, job.pred_cat
     starts, lengths, g_run, p_run = pixel_runs(gt_map, pred_map, lookup)
     width = gt_map.shape[1]

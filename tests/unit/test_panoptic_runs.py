@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iou_cli.loaders.panoptic import rgb_to_ids
-from iou_cli.tasks.panoptic_match import Lookup, pixel_runs
+from iou_cli.loaders.panoptic import PanopticImage, rgb_to_ids
+from iou_cli.tasks.panoptic_match import Job, Lookup, pixel_runs, score_image
 
 
 def _reference(gt: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -98,3 +98,24 @@ def test_blocky_maps_as_the_definition(h: int, w: int, seed: int, n_ids: int) ->
     pred = palette[rng.integers(0, n_ids, (h, w))]
     pred[rng.random((h, w)) < 0.7] = 0
     _check(_rgb(gt), _rgb(pred), _SHARED)
+
+
+def test_score_image_refuses_id_maps() -> None:
+    """score_image takes the decoder's (H, W, 3) bytes; a (H, W) id map (its input before)
+    would be read as bytes and give wrong counts, so it is refused."""
+    seg = PanopticImage(
+        1,
+        "a.png",
+        "annotations[0]",
+        np.array([5]),
+        np.array([1]),
+        np.array([False]),
+        np.array([np.nan]),
+    )
+    job = Job(seg, seg, np.array([0]), np.array([0]), "g.png", "p.png", "g.json", "p.json", None)
+    ids = np.full((2, 3), 5, dtype=np.uint32)
+    rgb = _rgb(ids.astype(np.int64))
+    assert score_image(rgb, rgb, job, _SHARED).tp.tolist() == [1]
+    for gt, pred in ((ids, ids), (rgb, rgb[:1]), (rgb, rgb.astype(np.uint16))):
+        with pytest.raises(ValueError, match="RGB maps"):
+            score_image(gt, pred, job, _SHARED)  # type: ignore[arg-type]
