@@ -323,9 +323,7 @@ def run_jobs(
     ctx = mp.get_context(method)
     workers = min(n_jobs, len(spans), os.cpu_count() or 1)
     done = 0
-    pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(jobs,)
-    )
+    pool = ProcessPoolExecutor(workers, ctx, _init_worker, (jobs,))  # calls init_worker
     try:
         for out in pool.map(_score_span, spans):
             if isinstance(out, tuple):
