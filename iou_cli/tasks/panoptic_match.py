@@ -69,19 +69,23 @@ class Job:
 
 class Lookup:
     """A reusable segment-id -> index table (32 MiB), set and reset per image, and the
-    run finder's two scratch masks (one byte per map byte, kept between images)."""
+    run finder's scratch masks (one byte per map byte, kept between images)."""
 
     def __init__(self) -> None:
         self.table = np.full(MAX_ID + 1, _UNKNOWN, dtype=np.uint16)
         self.table[0] = 0
         self._masks = (np.empty(0, dtype=bool), np.empty(0, dtype=bool))
 
-    def masks(self, nbytes: int) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-        """Two bool buffers of ``nbytes`` rounded up to a multiple of 8 (uninitialised)."""
+    def masks(
+        self, nbytes: int
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """Two bool buffers of ``nbytes`` rounded up to a multiple of 8, and one of an eighth
+        of that (uninitialised)."""
         size = (nbytes + 7) & ~7
         if self._masks[0].size < size:
-            self._masks = (np.empty(size, dtype=bool), np.empty(size, dtype=bool))
-        return self._masks[0][:size], self._masks[1][:size]
+            self._masks = (np.empty(size, dtype=bool), np.empty(size + size // 8, dtype=bool))
+        mark, other = self._masks
+        return mark[:size], other[:size], other[size : size + size // 8]
 
     def indices(self, ids_map: npt.NDArray[np.uint32], ids: IntArray) -> npt.NDArray[np.uint16]:
         t = self.table
@@ -148,21 +152,21 @@ def pixel_runs(
     """The runs of pixels (row-major order) where neither (H, W, 3) map changes: their first
     pixels, lengths, and the two ids ``R + 256 G + 256^2 B`` there.
 
-    A map changes at a pixel when one of its 3 bytes differs from the byte 3 back. Both
-    maps' byte marks are OR-ed; the marked bytes, a few per run, are found 8 at a time (one
-    64-bit word each) and mapped to their pixels (byte // 3). Every pass over the image is
+    A map changes at a pixel when one of its 3 bytes differs from the byte 3 back. The
+    marked bytes, a few per run, are found 8 at a time (the 64-bit words marked in either
+    map, then the bytes of those words) and mapped to their pixels (byte // 3). Every pass over the image is
     over contiguous bytes (the decoder's RGB output, no 4-byte copy of it)."""
     g, p = gt_rgb.reshape(-1), pred_rgb.reshape(-1)
     nb = g.size
-    mark, other = lookup.masks(nb)
+    mark, other, flags = lookup.masks(nb)
     mark[:3] = True  # pixel 0 starts a run
+    other[:3] = False
     np.not_equal(g[3:], g[:-3], out=mark[3:nb])
     np.not_equal(p[3:], p[:-3], out=other[3:nb])
-    np.bitwise_or(mark[3:nb], other[3:nb], out=mark[3:nb])
-    mark[nb:] = False
-    words = mark.view(np.uint64)
-    hit = np.flatnonzero(np.not_equal(words, 0, out=other[: words.size]))
-    within = np.flatnonzero(words[hit].view(bool))
+    mark[nb:] = other[nb:] = False
+    mw, pw = mark.view(np.uint64), other.view(np.uint64)
+    hit = np.flatnonzero(np.logical_or(mw, pw, out=flags))  # words with a mark in either map
+    within = np.flatnonzero((mw[hit] | pw[hit]).view(bool))
     pix = hit[within >> 3]
     pix *= 8
     pix += within & 7
