@@ -133,16 +133,17 @@ def _missing_segment(counts: IntArray, json: str, img: PanopticImage) -> None:
 
 
 RgbMap = npt.NDArray[np.uint8]
-# one pixel's 3 bytes: R + 256 G (little-endian) and B, so the id is lo | hi << 16
-_RGB = np.dtype([("lo", "<u2"), ("hi", "u1")])
 
 
 def _ids_at(flat: npt.NDArray[np.uint8], pixels: IntArray) -> npt.NDArray[np.uint32]:
-    """The ids ``R + 256 G + 256^2 B`` of the given pixels of a flat RGB byte array."""
-    px = np.take(flat.view(_RGB), pixels)
-    out = px["hi"].astype(np.uint32)
-    out <<= 16
-    out |= px["lo"]
+    """The ids ``R + 256 G + 256^2 B`` of the given pixels of a flat RGB byte array (one
+    gather per byte: faster here than one gather of 3-byte records)."""
+    at = pixels * 3
+    out = np.take(flat, at).astype(np.uint32)
+    at += 1
+    out |= np.take(flat, at).astype(np.uint32) << 8
+    at += 1
+    out |= np.take(flat, at).astype(np.uint32) << 16
     return out
 
 
