@@ -155,8 +155,8 @@ def pixel_runs(
 
     A map changes at a pixel when one of its 3 bytes differs from the byte 3 back. The
     marked bytes, a few per run, are found 8 at a time (the 64-bit words marked in either
-    map, then the bytes of those words) and mapped to their pixels (byte // 3). Every pass over the image is
-    over contiguous bytes (the decoder's RGB output, no 4-byte copy of it)."""
+    map, then the bytes of those words) and mapped to their pixels (byte // 3). Every pass
+    over the image is over contiguous bytes (the decoder's RGB output, no 4-byte copy)."""
     g, p = gt_rgb.reshape(-1), pred_rgb.reshape(-1)
     nb = g.size
     mark, other, flags = lookup.masks(nb)
