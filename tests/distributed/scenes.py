@@ -19,6 +19,7 @@ CASES = {
     "coco-segm": ("coco", "segm"),
     "lvis-bbox": ("lvis", "bbox"),
     "voc": ("voc", "bbox"),
+    "voc07": ("voc07", "bbox"),
 }
 
 

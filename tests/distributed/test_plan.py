@@ -92,6 +92,50 @@ def test_classes_are_reduced_on_the_cluster_with_ties_across_classes(case: str, 
         same(one, got)
 
 
+@pytest.mark.parametrize("protocol", ["voc", "voc07"])
+@pytest.mark.parametrize("ties", [1, 2])
+def test_voc_classes_are_reduced_on_the_cluster(protocol: str, ties: int) -> None:
+    """VOC's per-class AP runs in the class's group too: the driver receives per class its
+    AP, counts and the TP / FP columns of the operating point (no match records), and the
+    Result equals the one-shot run's (mAP, best F1 over every class's tied scores, mean IoU
+    summed in file order, per-class rows), on scenes with crowd / ignored (difficult)
+    ground truths."""
+    from iou_cli.state.classes_voc import LeanVocEvaluation
+
+    for seed in (3, 4, 5):
+        gt, dets = scene("voc", seed, ties=ties)
+        one = evaluate(dets, gt, protocol=protocol)
+        got = plan(gt, dets, protocol, 3, seed)
+        assert isinstance(got.evaluation, LeanVocEvaluation)
+        assert len(got.evaluation.table) == 0 and got.evaluation.match.tp.size == 0
+        assert one.summary["mean_iou"] is not None and one.summary["mAP"] is not None
+        same(one, got)
+
+
+def test_voc_class_without_predictions_or_ground_truth() -> None:
+    """Classes no bucket emitted are reduced on the driver from the unmatched images'
+    counts: AP 0 with ground truth, None (null) without, as the one-shot run."""
+    gt, dets = scene("voc", 6)
+    cats = sorted({d["category_id"] for d in dets})
+    dets = [d for d in dets if d["category_id"] == cats[0]]
+    gt["categories"].append({"id": 999, "name": "never"})
+    one = evaluate(dets, gt, protocol="voc")
+    got = plan(gt, dets, "voc", 2, 0)
+    assert [r["AP"] for r in got.per_class][-1] is None
+    assert 0.0 in [r["AP"] for r in got.per_class]
+    same(one, got)
+
+
+def test_voc_lean_result_has_no_curves() -> None:
+    """The combined VOC evaluation keeps no PR arrays (as long as the predictions): curves
+    are not offered for it, rather than drawn empty."""
+    from iou_cli.analysis.curves import for_result
+
+    gt, dets = scene("voc", 2)
+    assert for_result(evaluate(dets, gt, protocol="voc")) is not None
+    assert for_result(plan(gt, dets, "voc", 2, 0)) is None
+
+
 def test_unreduced_class_rows_are_refused() -> None:
     """The driver combines per-class results only: a class's raw records (a cluster that
     skipped the per-class step) are refused, not reduced on the driver."""
@@ -102,13 +146,14 @@ def test_unreduced_class_rows_are_refused() -> None:
         core.combine(job, emitted)
 
 
-def test_ground_truth_counts_that_disagree_are_refused() -> None:
+@pytest.mark.parametrize("protocol", ["coco", "voc"])
+def test_ground_truth_counts_that_disagree_are_refused(protocol: str) -> None:
     """A class's group counted its ground truths over a different ground truth than the
     driver's (the buckets' and the unmatched images' counts do not add up)."""
     import numpy as np
 
     gt, dets = scene("coco-bbox", 2)
-    job = core.Job(gt=gt, protocol="coco", options={"iou_type": "bbox"})
+    job = core.Job(gt=gt, protocol=protocol, options={"iou_type": "bbox"})
     out = []
     for c, p in core.map_bucket(job, _framed(dets)):
         if c >= 0:
