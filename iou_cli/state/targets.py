@@ -20,8 +20,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError, UsageError
+from .target_shapes import keypoint_rows, labelled_extent, obb_rows, per_image, target_keys
 
 BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
+_NOUN = {"segm": "masks", "keypoints": "poses"}
 TARGET_KEYS = ("boxes", "labels", "iscrowd", "area", "ignore", "difficult", "image_id")
 
 
@@ -124,11 +126,20 @@ class BatchReader:
     """Builds :class:`Batch` es; keeps what spans updates: the category table, how image
     ids are given (every target or none) and the next id to assign."""
 
-    def __init__(self, categories: Any, box_format: str, segm: bool = False) -> None:
+    def __init__(
+        self, categories: Any, box_format: str, segm: bool = False, kind: str = "bbox"
+    ) -> None:
         self.categories = category_table(categories)
         self.known = {c["id"] for c in self.categories}
         self.box_format = box_format
-        self.segm = segm  # iou_type "segm": objects are "masks" (arrays or COCO RLE dicts)
+        # the iou type: "bbox", "segm" (objects are "masks": arrays or COCO RLE dicts),
+        # "keypoints" ((N, K, 2|3) arrays), "obb" ((N, 5) rotated boxes); target_shapes.py
+        self.kind = "segm" if segm else kind
+        self.segm = self.kind == "segm"
+        self.k: int | None = None  # keypoints: K, fixed by the first update that has some
+        # K before any pose was seen (an update or a rank without any): sigmas= or the
+        # categories' keypoint names give it, else COCO's 17 (whose sigmas are the default)
+        self.k_default = 17
         self.ids_given: bool | None = None  # True: targets carry image_id; False: assigned
         self.next_id = 0
         self.n_updates = 0
@@ -225,7 +236,7 @@ class BatchReader:
     def _annotations(
         self, t: Mapping[str, Any], i: int, image: Any, first_id: int
     ) -> list[dict[str, Any]]:
-        need = ("labels",) if self.segm else ("boxes", "labels")
+        need = (*target_keys(self.kind), "labels")
         missing = [k for k in need if k not in t]
         if missing:
             raise InputError(
@@ -233,18 +244,29 @@ class BatchReader:
             )
         masks = self._masks(t, f"targets[{i}]") if self.segm else None
         labels = self._labels(t["labels"], f"targets[{i}].labels", image)
-        if "boxes" in t:
-            boxes = to_xywh(as_array(t["boxes"], "boxes"), self.box_format)
+        kpts = self._keypoints(t, f"targets[{i}]", gt=True)
+        shapes: list[Any]
+        if self.kind == "obb":
+            shapes = obb_rows(
+                as_array(t["boxes"], "boxes"), update=self.n_updates, where=f"targets[{i}]"
+            )
+        elif t.get("boxes") is not None:
+            shapes = to_xywh(as_array(t["boxes"], "boxes"), self.box_format).tolist()
+        elif kpts is not None:  # poses without boxes: their labelled keypoints' extent
+            shapes = labelled_extent(kpts)
         else:  # masks only: COCO's box of each mask
-            boxes = np.asarray([b if b is not None else [0.0] * 4 for _, b, _ in masks or []])
-        n = boxes.reshape(-1, 4).shape[0]
-        boxes = boxes.reshape(n, 4)
+            shapes = [b if b is not None else [0.0] * 4 for _, b, _ in masks or []]
+        n = len(shapes)
+        if kpts is not None and len(kpts) != n:
+            raise InputError(
+                f"update {self.n_updates}", f"targets[{i}]", f"{n} boxes but {len(kpts)} poses"
+            )
         if masks is not None and len(masks) != n:
             raise InputError(
                 f"update {self.n_updates}", f"targets[{i}]", f"{n} boxes but {len(masks)} masks"
             )
         cols: dict[str, list[Any]] = {}
-        for key in ("iscrowd", "area", "ignore", "difficult"):
+        for key in ("iscrowd", "area", "ignore", "difficult", "num_keypoints"):
             if key in t and t[key] is not None:
                 col = as_array(t[key], key).reshape(-1)
                 if col.shape[0] != n:
@@ -259,14 +281,15 @@ class BatchReader:
                 f"update {self.n_updates}", f"targets[{i}]", f"{n} boxes but {len(labels)} labels"
             )
         anns = []
-        for j, (b, c) in enumerate(zip(boxes.tolist(), labels, strict=True)):
-            ann: dict[str, Any] = {
-                "id": first_id + j,
-                "image_id": image,
-                "category_id": c,
-                "bbox": b,
-                "iscrowd": int(bool(cols["iscrowd"][j])) if "iscrowd" in cols else 0,
-            }
+        for j, (b, c) in enumerate(zip(shapes, labels, strict=True)):
+            ann: dict[str, Any] = {"id": first_id + j, "image_id": image, "category_id": c}
+            if b is not None:
+                ann["obb" if self.kind == "obb" else "bbox"] = b
+            ann["iscrowd"] = int(bool(cols["iscrowd"][j])) if "iscrowd" in cols else 0
+            if kpts is not None:
+                ann["keypoints"] = kpts[j]
+                if "num_keypoints" in cols:
+                    ann["num_keypoints"] = int(cols["num_keypoints"][j])
             if "area" in cols:
                 ann["area"] = float(cols["area"][j])
             if masks is not None:
@@ -285,8 +308,19 @@ class BatchReader:
             anns.append(ann)
         return anns
 
+    def _keypoints(self, d: Mapping[str, Any], where: str, *, gt: bool) -> list[Any] | None:
+        if self.kind != "keypoints":
+            return None
+        rows = keypoint_rows(
+            as_array(d["keypoints"], "keypoints"), gt=gt, update=self.n_updates, where=where,
+            k=self.k,
+        )  # fmt: skip
+        if rows and self.k is None:
+            self.k = len(rows[0]) // 3
+        return rows
+
     def _predictions(self, p: Mapping[str, Any], i: int, image: Any) -> list[dict[str, Any]]:
-        need = ("masks" if self.segm else "boxes", "scores", "labels")
+        need = ("masks" if self.segm else target_keys(self.kind)[0], "scores", "labels")
         missing = [k for k in need if k not in p]
         if missing:
             raise InputError(
@@ -295,9 +329,26 @@ class BatchReader:
         scores = as_array(p["scores"], "scores").astype(np.float64).reshape(-1)
         labels = self._labels(p["labels"], f"predictions[{i}].labels", image)
         shapes: list[Any]
+        boxes: list[Any] | None = None
         if self.segm:
             shapes = [m for m, _, _ in self._masks(p, f"predictions[{i}]")]
             key = "segmentation"
+        elif self.kind == "keypoints":
+            shapes = self._keypoints(p, f"predictions[{i}]", gt=False) or []
+            key = "keypoints"
+            if p.get("boxes") is not None:  # else the keypoints' extent, as loadRes
+                boxes = to_xywh(as_array(p["boxes"], "boxes"), self.box_format).tolist()
+                if len(boxes) != len(shapes):
+                    raise InputError(
+                        f"update {self.n_updates}",
+                        f"predictions[{i}]",
+                        f"{len(boxes)} boxes but {len(shapes)} poses",
+                    )
+        elif self.kind == "obb":
+            shapes = obb_rows(
+                as_array(p["boxes"], "boxes"), update=self.n_updates, where=f"predictions[{i}]"
+            )
+            key = "obb"
         else:
             shapes = to_xywh(as_array(p["boxes"], "boxes"), self.box_format).tolist()
             key = "bbox"
@@ -305,13 +356,16 @@ class BatchReader:
             raise InputError(
                 f"update {self.n_updates}",
                 f"predictions[{i}]",
-                f"{len(shapes)} {'masks' if self.segm else 'boxes'}, {scores.shape[0]} scores, "
+                f"{len(shapes)} {_NOUN.get(self.kind, 'boxes')}, {scores.shape[0]} scores, "
                 f"{len(labels)} labels (expected one of each per prediction)",
             )
-        return [
+        out = [
             {"image_id": image, "category_id": c, key: b, "score": s}
             for b, s, c in zip(shapes, scores.tolist(), labels, strict=True)
         ]
+        for rec, b in zip(out, boxes or [], strict=False):
+            rec["bbox"] = b
+        return out
 
     def batch(
         self, predictions: Sequence[Any], targets: Sequence[Any], image_ids: Sequence[Any] | None
@@ -321,9 +375,7 @@ class BatchReader:
         preds, tgts = list(predictions), list(targets)
         first = tgts[0] if tgts else (preds[0] if preds else None)
         # COCO records (targets, or with no target, predictions) have no "boxes" / "masks"
-        records_in = first is None or (
-            isinstance(first, Mapping) and "boxes" not in first and "masks" not in first
-        )
+        records_in = first is None or (isinstance(first, Mapping) and not per_image(first))
         if records_in:
             return self._records_batch(preds, tgts, image_ids)
         if len(preds) != len(tgts):
@@ -383,7 +435,7 @@ class BatchReader:
             ids.append(image)
         recs: list[dict[str, Any]] = []
         for i, p in enumerate(preds):
-            if isinstance(p, Mapping) and ("boxes" in p or "masks" in p):
+            if isinstance(p, Mapping) and per_image(p):
                 if "image_id" not in p:
                     raise InputError(f"update {self.n_updates}", f"predictions[{i}]", "no image_id")
                 image = scalar_id(p["image_id"])
@@ -396,6 +448,18 @@ class BatchReader:
         ids += [scalar_id(x) for x in image_ids or []]
         uniq = list(dict.fromkeys(ids))
         return Batch({**self.dataset(uniq), "annotations": anns}, recs, uniq)
+
+    def with_k(self, ds: Any) -> Any:
+        """``ds`` (keypoints) with its empty sides at the run's K: a batch without any pose
+        reads K = 0, which is no other batch's (their states would not merge)."""
+        from dataclasses import replace
+
+        k = self.k or self.k_default
+        for role in ("gt", "pred"):
+            b = getattr(ds, role)
+            if len(b) == 0 and (b.keypoints is None or b.keypoints.shape[1] != k):
+                ds = replace(ds, **{role: replace(b, keypoints=np.zeros((0, k, 3)))})
+        return ds
 
     def dataset(self, ids: list[Any]) -> dict[str, Any]:
         return {

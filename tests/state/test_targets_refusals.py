@@ -118,8 +118,8 @@ def test_usage_errors() -> None:
         Evaluator("sample_data/coco/gt.json", categories=[1])
     with pytest.raises(UsageError, match="--protocol lvis --iou-type bbox needs a ground-truth"):
         Evaluator(protocol="lvis", categories=[1])
-    with pytest.raises(UsageError, match="--protocol coco --iou-type keypoints needs a ground"):
-        Evaluator(protocol="coco", iou_type="keypoints", categories=[1])
+    with pytest.raises(UsageError, match="--protocol lvis --iou-type segm needs a ground"):
+        Evaluator(protocol="lvis", iou_type="segm", categories=[1])
     with pytest.raises(UsageError, match="categories\\[1\\]: category id 1 is given twice"):
         Evaluator(protocol="coco", categories=[1, {"id": 1}])
     with pytest.raises(UsageError, match="categories: expected at least one"):
