@@ -158,18 +158,19 @@ def _op_columns(
     cols: list[dict[str, np.ndarray]],
 ) -> tuple[FloatArray, BoolArray, FloatArray, IntArray]:
     """Every class's TP and FP rows as one set in file order (score, TP, IoU dense, class):
-    the mean IoU's float sum follows that order, as in the one-shot run."""
+    the mean IoU's float sum follows that order, as in the one-shot run. One column at a
+    time, each class's piece dropped once gathered (the driver's peak stays near the
+    received rows plus the result)."""
+    if not cols:
+        return np.zeros(0), np.zeros(0, bool), np.zeros(0), np.zeros(0, np.int64)
     n = [c["op_score"].shape[0] for c in cols]
-    score = np.concatenate([c.pop("op_score") for c in cols]) if cols else np.zeros(0)
-    tp = np.concatenate([c.pop("op_tp") for c in cols]) if cols else np.zeros(0, bool)
-    cat = _small(np.repeat(np.arange(len(cols), dtype=np.int64), n))
-    iou = np.full(score.shape[0], np.nan)
-    iou[tp] = np.concatenate([c.pop("tp_iou") for c in cols]) if cols else 0.0
-    rank = (
-        np.concatenate([c.pop("op_rank").astype(np.int64) for c in cols])
-        if cols
-        else np.zeros(0, np.int64)
-    )
-    perm = np.argsort(rank, kind="stable")
-    del rank
-    return score[perm], tp[perm], iou[perm], cat[perm]
+    perm = np.argsort(np.concatenate([c.pop("op_rank") for c in cols]), kind="stable")
+    tp_parts = [c.pop("op_tp") for c in cols]
+    iou = np.full(perm.shape[0], np.nan)
+    iou[np.concatenate(tp_parts)] = np.concatenate([c.pop("tp_iou") for c in cols])
+    iou = iou[perm]
+    tp = np.concatenate(tp_parts)[perm]
+    del tp_parts
+    score = np.concatenate([c.pop("op_score") for c in cols])[perm]
+    cat = _small(np.repeat(np.arange(len(cols), dtype=np.int64), n))[perm]
+    return score, tp, iou, cat
