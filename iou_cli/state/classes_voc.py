@@ -81,6 +81,36 @@ class LeanVocEvaluation(VocEvaluation):
     def _n_gt(self) -> int:
         return int(self._cache["n_gt"])
 
+    @property
+    def score_thr(self) -> float | None:
+        given = self.params.get("score_thr")
+        if given is not None:
+            return float(given)
+        if "score_thr" not in self._cache:
+            score, tp = self._cache["op"][:2]
+            self._cache["score_thr"] = lean_best_f1(score, tp, self._n_gt())
+        thr: float | None = self._cache["score_thr"]
+        return thr
+
+
+def lean_best_f1(score: FloatArray, tp: BoolArray, n_gt: int) -> float | None:
+    """:func:`iou_cli.metrics.best_f1_threshold` where every row is a TP or an FP (the
+    combined columns), with fewer arrays alive at once: the FPs before each cut are the
+    rows before it minus its TPs (the same integers, so the same F1 floats and argmax)."""
+    if score.shape[0] == 0 or n_gt <= 0:
+        return None
+    order = np.argsort(-score, kind="stable")
+    s = score[order]
+    ctp = np.cumsum(tp[order])
+    del order
+    last = np.ones(s.size, dtype=bool)  # last position of each run of equal scores
+    last[:-1] = s[1:] != s[:-1]
+    at = np.flatnonzero(last)
+    ctp, s = ctp[at], s[at]
+    cfp = (at + 1) - ctp
+    f1 = 2.0 * ctp / (ctp + cfp + n_gt)
+    return float(s[int(np.argmax(f1))])
+
 
 def combine_voc(rest: PartialState, parts: dict[int, dict[str, np.ndarray]]) -> Result:
     """The Result of the union: ``parts`` (class -> :func:`voc_class_result` plus

@@ -126,6 +126,23 @@ def test_voc_class_without_predictions_or_ground_truth() -> None:
     same(one, got)
 
 
+def test_lean_best_f1_equals_the_sweep() -> None:
+    """The driver's lean best-F1 sweep (every row a TP or an FP) picks the threshold
+    metrics.best_f1_threshold picks, with ties at every score and FPs-only runs."""
+    import numpy as np
+
+    from iou_cli.metrics import best_f1_threshold
+    from iou_cli.state.classes_voc import lean_best_f1
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n = int(rng.integers(0, 40))
+        score = rng.choice(np.linspace(0.05, 0.95, int(rng.integers(1, 6))), size=n)
+        tp = rng.random(n) < rng.random()
+        n_gt = int(rng.integers(0, 30))
+        assert lean_best_f1(score, tp, n_gt) == best_f1_threshold(score, tp, ~tp, n_gt), trial
+
+
 def test_voc_lean_result_has_no_curves() -> None:
     """The combined VOC evaluation keeps no PR arrays (as long as the predictions): curves
     are not offered for it, rather than drawn empty."""
