@@ -245,17 +245,7 @@ class BatchReader:
         masks = self._masks(t, f"targets[{i}]") if self.segm else None
         labels = self._labels(t["labels"], f"targets[{i}].labels", image)
         kpts = self._keypoints(t, f"targets[{i}]", gt=True)
-        shapes: list[Any]
-        if self.kind == "obb":
-            shapes = obb_rows(
-                as_array(t["boxes"], "boxes"), update=self.n_updates, where=f"targets[{i}]"
-            )
-        elif t.get("boxes") is not None:
-            shapes = to_xywh(as_array(t["boxes"], "boxes"), self.box_format).tolist()
-        elif kpts is not None:  # poses without boxes: their labelled keypoints' extent
-            shapes = labelled_extent(kpts)
-        else:  # masks only: COCO's box of each mask
-            shapes = [b if b is not None else [0.0] * 4 for _, b, _ in masks or []]
+        shapes = self._target_boxes(t, i, masks, kpts)
         n = len(shapes)
         if kpts is not None and len(kpts) != n:
             raise InputError(
@@ -293,20 +283,39 @@ class BatchReader:
             if "area" in cols:
                 ann["area"] = float(cols["area"][j])
             if masks is not None:
-                rle, _, area = masks[j]
-                ann["segmentation"] = rle
-                if "area" not in ann:
-                    if area is None:
-                        raise InputError(
-                            f"update {self.n_updates}",
-                            f"targets[{i}].area",
-                            "compressed RLE masks need their area (give 'area')",
-                        )
-                    ann["area"] = area  # the mask's pixels, as COCO files hold it
+                self._mask_fields(ann, masks[j], i)
             if bool(cols.get("ignore", [0] * n)[j]) or bool(cols.get("difficult", [0] * n)[j]):
                 ann["ignore"] = 1  # VOC's difficult is COCO's ignore flag
             anns.append(ann)
         return anns
+
+    def _mask_fields(self, ann: dict[str, Any], mask: Any, i: int) -> None:
+        rle, _, area = mask
+        ann["segmentation"] = rle
+        if "area" not in ann:
+            if area is None:
+                raise InputError(
+                    f"update {self.n_updates}",
+                    f"targets[{i}].area",
+                    "compressed RLE masks need their area (give 'area')",
+                )
+            ann["area"] = area  # the mask's pixels, as COCO files hold it
+
+    def _target_boxes(
+        self, t: Mapping[str, Any], i: int, masks: list[Any] | None, kpts: list[Any] | None
+    ) -> list[Any]:
+        """Each target object's box field: ``obb`` rows, COCO ``x, y, w, h``, or (none
+        given) its pose's labelled extent or its mask's box."""
+        if self.kind == "obb":
+            return obb_rows(
+                as_array(t["boxes"], "boxes"), update=self.n_updates, where=f"targets[{i}]"
+            )
+        if t.get("boxes") is not None:
+            out: list[Any] = to_xywh(as_array(t["boxes"], "boxes"), self.box_format).tolist()
+            return out
+        if kpts is not None:  # poses without boxes: their labelled keypoints' extent
+            return labelled_extent(kpts)
+        return [b if b is not None else [0.0] * 4 for _, b, _ in masks or []]  # masks' boxes
 
     def _keypoints(self, d: Mapping[str, Any], where: str, *, gt: bool) -> list[Any] | None:
         if self.kind != "keypoints":

@@ -85,9 +85,7 @@ def obb_pair(
     return p, t
 
 
-def ranks_run(
-    gt: dict[str, Any], pair: Any, data: st.DataObject, **options: Any
-) -> Any:
+def ranks_run(gt: dict[str, Any], pair: Any, data: st.DataObject, **options: Any) -> Any:
     """The images split over 1-4 ranks, each updated in random batches in random order,
     through bytes or not, merged in a random order."""
     ids = [im["id"] for im in gt["images"]]
