@@ -91,7 +91,7 @@ def main() -> None:
         f"{a.protocol} {'former' if a.old else 'per-class'} driver: {n:,} predictions, "
         f"{received / n:.1f} bytes/prediction received, "
         f"peak {peak / 2**20:.1f} MiB = {peak / n:.1f} bytes/prediction "
-        f"({key} {res.summary[key]:.4f}, score_thr {res.params['score_thr']})"
+        f"({key} {res.summary[key]:.4f}, score_thr {res.summary['score_thr']})"
     )
 
 
