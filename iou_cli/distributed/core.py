@@ -26,7 +26,8 @@ from . import rows
 
 ORDER = "_iou_eval_order"
 BUCKET = "_iou_eval_bucket"
-RECORD_FIELDS = ("image_id", "category_id", "bbox", "segmentation", "score", "area", "id")
+RECORD_FIELDS = ("image_id", "category_id", "bbox", "segmentation", "obb", "score", "area", "id")
+SHAPES = ("bbox", "segmentation", "obb")  # a prediction row's geometry column
 
 
 @dataclass(frozen=True)
@@ -67,11 +68,11 @@ def context(job: Job, gt: Any = None) -> Any:
 
 
 def check_protocol(protocol: str) -> None:
-    from ..state.build import FORMAT_PROTOCOLS
+    from ..state.build import MERGEABLE
 
-    if protocol not in FORMAT_PROTOCOLS:
+    if protocol not in MERGEABLE:
         raise UsageError(
-            f"protocol {protocol!r} has no mergeable state (one of {', '.join(FORMAT_PROTOCOLS)})"
+            f"protocol {protocol!r} has no mergeable state (one of {', '.join(MERGEABLE)})"
         )
 
 
@@ -80,8 +81,8 @@ def check_columns(names: Any, source: str, order: str | None) -> None:
     have = set(names)
     need = ["image_id", "category_id", "score"] + ([order] if order else [])
     missing = [c for c in need if c not in have]
-    if not ({"bbox", "segmentation"} & have):
-        missing.append("bbox (or segmentation)")
+    if not (set(SHAPES) & have):
+        missing.append("bbox (or segmentation, obb)")
     if missing:
         raise InputError(
             source,
@@ -266,7 +267,7 @@ def reduce_rows(job: Job, category: int, payloads: list[bytes], gt: Any = None) 
     try:
         full = gt_state(job, gt)
         recs = rows.unpack(rows.concat_class(payloads))[0]
-        if full.header["layout"]["kind"] == "voc":
+        if full.header["layout"]["kind"] in ("voc", "dota"):
             from ..state.classes_voc import voc_class_result
 
             n_gt = int(full.counts["n_gt"][category])
@@ -333,7 +334,7 @@ def _combine_classes(rest: PartialState, by_cat: dict[int, list[bytes]], extra: 
         if len(payloads) != 1 or not info.get("class_result"):
             raise UsageError(f"distributed evaluation: class {k} was not reduced on the cluster")
         parts[k] = dict(arrs)
-    if rest.header["layout"]["kind"] == "voc":
+    if rest.header["layout"]["kind"] in ("voc", "dota"):
         return combine_voc(rest, parts)
     return combine_classes(rest, parts, extra)
 

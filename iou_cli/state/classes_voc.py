@@ -1,9 +1,11 @@
-"""The VOC / VOC2007 reduce cut by class, for a cluster (as :mod:`.classes` for COCO/LVIS).
+"""The VOC / VOC2007 / DOTA reduce cut by class, for a cluster (as :mod:`.classes` for
+COCO/LVIS).
 
 :func:`voc_class_result` runs where one class's records are assembled (a Ray / Spark group):
-it reduces them with :mod:`.reduce`'s own VOC code on a one-class cut of the state (the
-devkit's per-class sort by descending score over file order, cumulative TP / FP, the
-all-point or 11-point AP) and keeps that class's AP and counts, and the few columns the
+it reduces them with :mod:`.reduce`'s own VOC (or DOTA) code on a one-class cut of the state
+(the devkit's per-class sort by descending score over file order, cumulative TP / FP, the
+all-point or 11-point AP; DOTA: which hit takes each ground truth is decided there too, by
+the devkit's visiting order over the class) and keeps that class's AP and counts, and the few columns the
 operating point needs: per prediction that is a TP or an FP its score, TP bit and file
 position; per TP its IoU. :func:`combine_voc` (the driver) puts the classes together and
 sweeps the operating point (the score maximising F1 over all classes, TP/FP/FN, mean IoU
@@ -23,11 +25,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import UsageError
+from ..protocols.dota import DotaEvaluation
 from ..protocols.voc import VocEvaluation, VocMatch
 from ..result import Result
 from .classes import _one_class, _small
 from .partial import PartialState
-from .reduce import _voc, skeleton
+from .reduce import _dota, _voc, skeleton
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -52,7 +55,7 @@ def voc_class_result(
         iou=np.asarray(records["iou"], dtype=np.float64),
         counts={"n_gt": np.asarray([n_gt], dtype=np.int64)},
     )
-    ev = _voc(state)
+    ev = _dota(state) if header["layout"]["kind"] == "dota" else _voc(state)
     assert isinstance(ev, VocEvaluation)
     cur, m = ev.curves[0], ev.match
     rank = state.rank[np.argsort(state.rank, kind="stable")]  # ev's rows: file order
@@ -112,6 +115,10 @@ def lean_best_f1(score: FloatArray, tp: BoolArray, n_gt: int) -> float | None:
     return float(s[int(np.argmax(f1))])
 
 
+class LeanDotaEvaluation(LeanVocEvaluation, DotaEvaluation):
+    """A DOTA evaluation combined from per-class results (see :class:`LeanVocEvaluation`)."""
+
+
 def combine_voc(rest: PartialState, parts: dict[int, dict[str, np.ndarray]]) -> Result:
     """The Result of the union: ``parts`` (class -> :func:`voc_class_result` plus
     ``mapped``, the class's ground truths the buckets counted; consumed), ``rest`` (the state
@@ -167,14 +174,14 @@ def combine_voc(rest: PartialState, parts: dict[int, dict[str, np.ndarray]]) -> 
         tp=none_b, fp=none_b, iou=np.zeros(0), gt_row=none_i, order=none_i, hard=none_b,
         hit=none_b,
     )  # fmt: skip
-    params = {
-        "iou_thr": thr,
-        "use_07": bool(p["use_07"]),
-        "plus_one": bool(p["plus_one"]),
-        "score_thr": p["score_thr"],
-        "matches": False,
-    }
-    ev = LeanVocEvaluation(
+    params: dict[str, Any] = {"iou_thr": thr, "score_thr": p["score_thr"], "matches": False}
+    lean: type[LeanVocEvaluation] = LeanVocEvaluation
+    if h["layout"]["kind"] == "dota":
+        lean = LeanDotaEvaluation
+        params |= {"all_point": bool(p["all_point"]), "iou_type": "obb"}
+    else:
+        params |= {"use_07": bool(p["use_07"]), "plus_one": bool(p["plus_one"])}
+    ev = lean(
         protocol=h["protocol"], params=params, dataset=ds, table=table, match=match, curves=curves
     )
     ev._cache["op"] = op

@@ -30,6 +30,7 @@ ENGINE_CASES = [
     ("voc", 4, 4),
     ("lvis-bbox", 5, 1),
     ("voc07", 6, 1),
+    ("dota", 2, 2),
 ]
 
 
@@ -38,7 +39,7 @@ def _reduced_on_cluster(res: Any, protocol: str) -> Any:
     from iou_cli.state.classes import LeanCocoEvaluation, LeanLvisEvaluation
     from iou_cli.state.classes_voc import LeanVocEvaluation
 
-    lean = LeanVocEvaluation if protocol.startswith("voc") else LeanCocoEvaluation
+    lean = LeanVocEvaluation if protocol in ("voc", "voc07", "dota") else LeanCocoEvaluation
     assert isinstance(res.evaluation, (lean, LeanLvisEvaluation))
     assert len(res.evaluation.table) == 0
     return res
