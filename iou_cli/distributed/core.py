@@ -342,6 +342,8 @@ def _combine_classes(rest: PartialState, by_cat: dict[int, list[bytes]], extra: 
 def _from_classes(
     rest: PartialState, by_cat: Mapping[int, list[bytes]], images: np.ndarray, extra: dict
 ) -> PartialState:
+    """Every class's raw records as one state (the former driver's step, every record on
+    the driver: ``bench/driver_memory.py --old`` measures it)."""
     cats = sorted(by_cat)
     parts = [rows.unpack(rows.concat_class(by_cat[k]))[0] for k in cats]
     counts = {name: np.zeros_like(arr) for name, arr in rest.counts.items()}
