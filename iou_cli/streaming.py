@@ -35,10 +35,11 @@ from .result import Result
 from .state.partial import PartialState, merge_states
 from .state.targets import BOX_FORMATS, BatchReader, as_array, scalar_id, to_xywh
 
-# targets given per batch: the iou types each protocol takes them for (LVIS's per-image
-# fields, neg_category_ids / not_exhaustive_category_ids, have no per-batch form here)
+# targets given per batch: the iou types each protocol takes them for (LVIS: its per-image
+# lists neg_category_ids / not_exhaustive_category_ids ride on each image's target dict)
 TARGET_KINDS = {
     "coco": ("bbox", "segm", "keypoints", "obb"),
+    "lvis": ("bbox", "segm"),
     "voc": ("bbox", "obb"),
     "voc07": ("bbox", "obb"),
     "dota": ("obb",),
@@ -123,8 +124,8 @@ class Evaluator:
     image.
 
     Without a ground truth, ``categories=`` (ids or COCO category dicts) makes the targets
-    come per batch: ``update(predictions, targets)`` (``coco``, ``voc``, ``voc07``, ``dota``:
-    boxes, masks, keypoints, rotated boxes as :data:`TARGET_KINDS` lists; see
+    come per batch: ``update(predictions, targets)`` (``coco``, ``lvis``, ``voc``, ``voc07``,
+    ``dota``: boxes, masks, keypoints, rotated boxes as :data:`TARGET_KINDS` lists; see
     :mod:`iou_cli.state.targets` and docs/streaming.md); its states are keyed by image id.
     """
 
@@ -178,9 +179,12 @@ class Evaluator:
                 raise UsageError(
                     f"Evaluator: --protocol {protocol} --iou-type {run.iou_type} needs a "
                     "ground-truth file (targets given per batch work with coco bbox, segm, "
-                    "keypoints and obb, voc and voc07 bbox and obb, dota obb)"
+                    "keypoints and obb, lvis bbox and segm, voc and voc07 bbox and obb, "
+                    "dota obb)"
                 )
-            self._reader = BatchReader(categories, box_format, kind=run.iou_type)
+            self._reader = BatchReader(
+                categories, box_format, kind=run.iou_type, lvis=protocol == "lvis"
+            )
             if run.iou_type == "keypoints":
                 self._reader.k_default = _pose_k(self._reader.categories, run.load.sigmas)
 

@@ -24,6 +24,9 @@ from .target_shapes import keypoint_rows, labelled_extent, obb_rows, per_image, 
 
 BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 _NOUN = {"segm": "masks", "keypoints": "poses"}
+# LVIS targets: the per-image federated lists (category ids; absent: empty)
+LVIS_LISTS = ("neg_category_ids", "not_exhaustive_category_ids")
+_NO_LISTS: dict[str, list[int]] = {key: [] for key in LVIS_LISTS}
 TARGET_KEYS = ("boxes", "labels", "iscrowd", "area", "ignore", "difficult", "image_id")
 
 
@@ -127,7 +130,12 @@ class BatchReader:
     ids are given (every target or none) and the next id to assign."""
 
     def __init__(
-        self, categories: Any, box_format: str, segm: bool = False, kind: str = "bbox"
+        self,
+        categories: Any,
+        box_format: str,
+        segm: bool = False,
+        kind: str = "bbox",
+        lvis: bool = False,
     ) -> None:
         self.categories = category_table(categories)
         self.known = {c["id"] for c in self.categories}
@@ -140,6 +148,9 @@ class BatchReader:
         # K before any pose was seen (an update or a rank without any): sigmas= or the
         # categories' keypoint names give it, else COCO's 17 (whose sigmas are the default)
         self.k_default = 17
+        # LVIS: each image's federated lists (neg_category_ids, not_exhaustive_category_ids)
+        self.lvis = lvis
+        self._lists: dict[Any, dict[str, list[int]]] = {}
         self.ids_given: bool | None = None  # True: targets carry image_id; False: assigned
         self.next_id = 0
         self.n_updates = 0
@@ -403,6 +414,8 @@ class BatchReader:
                 )
             image = self._image_id(t, p, i)
             ids.append(image)
+            if self.lvis:
+                self._lists[image] = self._federated(t, i)
             anns += self._annotations(t, i, image, len(anns) + 1)
             recs += self._predictions(p, i, image)
         for extra in image_ids or []:
@@ -416,7 +429,29 @@ class BatchReader:
                     f"image {k!r} is given twice in this batch (also targets[{seen[k]}])",
                 )
             seen[k] = i
-        return Batch({**self.dataset(ids), "annotations": anns}, recs, ids)
+        batch = Batch({**self.dataset(ids), "annotations": anns}, recs, ids)
+        self._lists = {}
+        return batch
+
+    def _federated(self, t: Mapping[str, Any], i: int) -> dict[str, list[int]]:
+        """An LVIS target's per-image lists as the image record of an LVIS file holds them."""
+        out: dict[str, list[int]] = {}
+        for key in LVIS_LISTS:
+            value = t.get(key)
+            arr = as_array([] if value is None else value, key).reshape(-1)
+            vals: list[int] = []
+            for j, v in enumerate(arr.tolist()):
+                if isinstance(v, float) and v.is_integer():
+                    v = int(v)
+                if not isinstance(v, int) or isinstance(v, bool):
+                    raise InputError(
+                        f"update {self.n_updates}",
+                        f"targets[{i}].{key}[{j}]",
+                        f"expected a category id, got {v!r}",
+                    )
+                vals.append(v)
+            out[key] = vals
+        return out
 
     def _records_batch(
         self, preds: list[Any], tgts: list[Any], image_ids: Sequence[Any] | None
@@ -472,7 +507,10 @@ class BatchReader:
 
     def dataset(self, ids: list[Any]) -> dict[str, Any]:
         return {
-            "images": [{"id": k} for k in dict.fromkeys(ids)],
+            "images": [
+                {"id": k, **(self._lists.get(k, _NO_LISTS) if self.lvis else {})}
+                for k in dict.fromkeys(ids)
+            ],
             "annotations": [],
             "categories": [dict(c) for c in self.categories],
         }

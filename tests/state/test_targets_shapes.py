@@ -231,9 +231,10 @@ def test_obb_target_refusals() -> None:
 @pytest.mark.parametrize(
     ("protocol", "iou_type", "message"),
     [
-        ("lvis", "bbox", "needs a ground-truth file"),  # LVIS's per-image class lists
-        ("lvis", "segm", "needs a ground-truth file"),
+        ("ultralytics", "bbox", "needs a ground-truth file"),  # yolo val's own state
+        ("ultralytics", "keypoints", "needs a ground-truth file"),
         ("voc", "keypoints", "evaluates bbox and obb only"),  # the protocol's own refusal
+        ("lvis", "keypoints", "evaluates bbox and segm only"),
     ],
 )
 def test_unsupported_targets_are_refused(protocol: str, iou_type: str, message: str) -> None:
