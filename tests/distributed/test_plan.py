@@ -116,6 +116,20 @@ def test_voc_classes_are_reduced_on_the_cluster(case: str, ties: int) -> None:
         same(one, got)
 
 
+@pytest.mark.parametrize("case", ["voc", "voc07", "dota"])
+def test_voc_options_reach_the_class_groups(case: str) -> None:
+    """A given score threshold and IoU threshold (and VOC's plus_one, DOTA's all_point) are
+    the class groups' and the driver's, as the one-shot run's."""
+    protocol, iou_type = CASES[case]
+    extra = {"all_point": True} if case == "dota" else {"plus_one": True}
+    opts = {"iou_type": iou_type, "score_thr": 0.5, "iou_thr": 0.6, **extra}
+    gt, dets = scene(case, 8, ties=3)
+    one = evaluate(dets, gt, protocol=protocol, **opts)
+    got = plan(gt, dets, protocol, 2, 1, **opts)
+    assert got.params == one.params and got.summary["score_thr"] == 0.5
+    same(one, got)
+
+
 def test_voc_class_without_predictions_or_ground_truth() -> None:
     """Classes no bucket emitted are reduced on the driver from the unmatched images'
     counts: AP 0 with ground truth, None (null) without, as the one-shot run."""
