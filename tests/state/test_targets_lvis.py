@@ -97,6 +97,7 @@ def test_lvis_target_lists_must_be_ids() -> None:
             ev.update([pred], [target])
 
 
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")  # pycocotools
 def test_lvis_mask_targets_over_two_ranks() -> None:
     """LVIS with ``iou_type="segm"``: binary masks per image (the file's polygons and RLEs
     decoded by pycocotools), over two ranks merged, equal ``evaluate`` on the file whose
