@@ -105,10 +105,11 @@ def _pose_k(categories: list[dict[str, Any]], sigmas: Any) -> int:
     """Targets given per batch: the K of a state without any pose yet (see BatchReader)."""
     if sigmas is not None:
         return int(np.asarray(sigmas, dtype=np.float64).reshape(-1).shape[0])
-    for c in categories:
-        names = c.get("keypoints")
-        if isinstance(names, list) and names:
-            return len(names)
+    for c in categories:  # a category's keypoint names, or its OKS sigmas (iou-eval's key)
+        for key in ("keypoints", "sigmas"):
+            values = c.get(key)
+            if isinstance(values, list) and values:
+                return len(values)
     return 17
 
 

@@ -240,3 +240,40 @@ def test_obb_target_refusals() -> None:
 def test_unsupported_targets_are_refused(protocol: str, iou_type: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         Evaluator(categories=[1], protocol=protocol, iou_type=iou_type)
+
+
+@pytest.mark.parametrize("how", ["sigmas", "names", "category sigmas"])
+def test_a_rank_without_poses_merges_with_one_that_has_them(how: str) -> None:
+    """A rank that saw no pose (K unknown there) takes K from ``sigmas=``, the categories'
+    keypoint names or their sigmas, so its state merges with the others'."""
+    cat: dict[str, Any] = {"id": 1, "name": "p"}
+    kw: dict[str, Any] = {}
+    if how == "sigmas":
+        kw["sigmas"] = SIG5
+    elif how == "names":
+        cat["keypoints"] = [f"k{j}" for j in range(5)]
+        kw["sigmas"] = SIG5
+    else:
+        cat["sigmas"] = SIG5
+    ranks = [Evaluator(categories=[cat], iou_type="keypoints", **kw) for _ in range(2)]
+    pose = np.full((1, 5, 3), 2.0)
+    pose[0, :, 0] = np.arange(5) * 10.0
+    ranks[0].update(
+        [{"keypoints": pose, "scores": [0.9], "labels": [1]}],
+        [{"image_id": 1, "keypoints": pose, "labels": [1], "area": [100.0]}],
+    )
+    nothing = {"keypoints": np.zeros((0, 5, 3)), "scores": [], "labels": []}
+    ranks[1].update([nothing], [{"image_id": 2, "keypoints": np.zeros((0, 5, 3)), "labels": []}])
+    got = Evaluator.merge([Evaluator.from_bytes(r.to_bytes()) for r in ranks]).compute()
+    flat = pose.reshape(-1).tolist()
+    gt = {
+        "images": [{"id": 1}, {"id": 2}],
+        "annotations": [
+            {"id": 1, "image_id": 1, "category_id": 1, "keypoints": flat, "area": 100.0}
+            | {"bbox": [0.0, 0.0, 40.0, 0.0], "iscrowd": 0}
+        ],
+        "categories": [cat],
+    }
+    dets = [{"image_id": 1, "category_id": 1, "keypoints": flat, "score": 0.9}]
+    same(evaluate(dets, gt, iou_type="keypoints", **kw), got)
+    assert got.summary["AP"] > 0.99  # the one pose, found exactly
