@@ -269,10 +269,10 @@ class Pending:
         if "segm" in done[0]:  # a list: joined, not concatenated as an array
             masks = [m for p in done for m in p.pop("segm")]
             return {**_concat(done), "segm": masks}
-        out = _concat(done)  # copies: the shared mapping is unmapped once its views go
-        del done, parts
-        self.shared = None
-        return out
+        shared, self.shared = self.shared, None
+        if shared is not None and all(shared.holds(p) for p in done):
+            return shared.compact([int(p["score"].shape[0]) for p in done])
+        return _concat(done)  # copies (the shared mapping goes with its last view)
 
     @property
     def pool(self) -> list[tuple[Any, Any]] | None:
@@ -394,6 +394,39 @@ class _Shared:
     def view(self, k: int, n: int) -> dict[str, Any]:
         a = self.starts[k]
         return {key: col[a : a + n] for key, col in self.cols.items()}
+
+    def holds(self, cols: dict[str, Any]) -> bool:
+        """Whether ``cols`` is a view of this mapping (a slice not pickled)."""
+        return cols["score"].base is self.cols["score"]
+
+    def compact(self, counts: list[int]) -> dict[str, Any]:
+        """Every slice's rows (``counts``, in slice order) moved to the front of their
+        column in place (no fresh memory: its page faults cost more than the copy), as views;
+        ``score``, which a dataset keeps, is copied (the mapping is unmapped once the other
+        views are read into the dataset's own columns)."""
+        total = sum(counts)
+        for col in self.cols.values():
+            pos = 0
+            for a, n in zip(self.starts, counts, strict=False):
+                _move_left(col, a, pos, n)
+                pos += n
+        out = {key: col[:total] for key, col in self.cols.items()}
+        out["score"] = out["score"].copy()
+        return out
+
+
+def _move_left(col: np.ndarray, src: int, dst: int, n: int) -> None:
+    """``col[dst:dst + n] = col[src:src + n]`` for ``dst <= src`` in pieces that do not
+    overlap (NumPy would copy an overlapping source to fresh memory first)."""
+    step = src - dst
+    if step == 0 or n == 0:
+        return
+    if step < n // 64:  # a tiny shift: the temporary copy is cheaper than many pieces
+        col[dst : dst + n] = col[src : src + n].copy()
+        return
+    for i in range(0, n, step):
+        m = min(step, n - i)
+        col[dst + i : dst + i + m] = col[src + i : src + i + m]
 
 
 _BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")

@@ -320,3 +320,16 @@ def test_rows_through_shared_memory_or_pickled(
     seen = set(os.read(r, 1 << 16).decode())
     os.close(r)
     assert seen == {"s"} if min_record == 40 else "p" in seen
+
+
+@pytest.mark.parametrize("shift", [0, 1, 3, 50, 999, 1000, 5000])
+def test_move_left_in_pieces_equals_a_copy(shift: int) -> None:
+    """The in-place compaction of the shared columns (rows moved left by ``shift``, in
+    pieces that never overlap, or through a copy for tiny shifts) equals a plain copy."""
+    rng = np.random.default_rng(shift)
+    for shape in ((7000,), (7000, 4)):
+        col = rng.random(shape)
+        want = col.copy()
+        want[100 : 100 + 1000] = col[100 + shift : 100 + shift + 1000].copy()
+        fastcoco._move_left(col, 100 + shift, 100, 1000)
+        assert np.array_equal(col, want)
