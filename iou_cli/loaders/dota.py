@@ -27,7 +27,8 @@ from ..errors import InputError
 from ..geometry.obb import aabb, convex_quads, signed_area
 from ..options import LoadOptions
 from .bulktext import bulk_floats, token_rows
-from .files import is_readable_member, read_text
+from .bytetable import name_table
+from .files import decode_text, is_readable_member, read_input, read_text
 
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
 TASK1 = re.compile(r"^Task1_(.+)\.txt$")
@@ -332,6 +333,16 @@ def _task1_table(text: str) -> tuple[np.ndarray, list[str], np.ndarray] | None:
     return codes.astype(np.int64), [str(u) for u in uniques], values
 
 
+def _task1_fast(data: bytes, file: str) -> tuple[np.ndarray, list[str], np.ndarray] | str:
+    """A Task1 file's (image codes, their names, values) when it is plain (the byte reader
+    first, then pandas' for other whitespace), else its text for the line reader."""
+    table = name_table(data, 10)
+    if table is not None:
+        return table
+    text = decode_text(data, file)
+    return _task1_table(text) or text
+
+
 def _task1_lines(text: str, file: str) -> tuple[list[str], np.ndarray, np.ndarray]:
     """A Task1 file line by line: (image of each row, values, line numbers); a bad line is
     an :class:`InputError` at its line."""
@@ -389,13 +400,12 @@ def load_dota_task1(path: str) -> Side:
     for name in (n for _, n in files):
         file = os.path.join(base, name)
         read_paths.append(file)
-        text = read_text(file, member=not single)
-        table = _task1_table(text)
-        if table is not None:
+        table = _task1_fast(read_input(file, member=not single), file)
+        if isinstance(table, tuple):
             codes, uniques, values = table
             rows = np.arange(1, values.shape[0] + 1, dtype=np.int64)
         else:
-            images, values, rows = _task1_lines(text, file)
+            images, values, rows = _task1_lines(table, file)
             uniques = list(dict.fromkeys(images))
             local = {u: i for i, u in enumerate(uniques)}
             codes = np.asarray([local[im] for im in images], dtype=np.int64)

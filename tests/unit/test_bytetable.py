@@ -1,0 +1,116 @@
+"""The byte-table reader (DOTA Task1 files' fast path) reads exactly what ``float()`` reads,
+bit for bit, names in first-appearance order; anything not plain answers None so that the
+format's readers (which locate errors) take over."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from iou_cli.loaders import dota
+from iou_cli.loaders.bytetable import name_table
+
+
+def _ref(text: str) -> tuple[list[str], np.ndarray]:
+    rows = [line.split() for line in text.splitlines()]
+    return [r[0] for r in rows], np.array([[float(v) for v in r[1:]] for r in rows])
+
+
+def _check(text: str, ncols: int) -> None:
+    got = name_table(text.encode(), ncols)
+    assert got is not None
+    codes, names, values = got
+    want_names, want = _ref(text)
+    assert [names[c] for c in codes] == want_names
+    assert names == list(dict.fromkeys(want_names))
+    assert values.shape == want.shape
+    assert values.tobytes() == want.tobytes()  # bit for bit, -0.0 included
+
+
+def test_numbers_are_float_bit_for_bit() -> None:
+    rng = random.Random(11)
+    odd = ["5.", "-.5", ".5", "-0", "+0.0", "0", "1e5", "1E-3", "+3", "1_0", "007.50", "-12"]
+    odd += ["123456789012345", "1234567890123456", "0.1000000000000000055511151231257827"]
+    odd += ["999999999999999.", "-.000000000000001", "4.9e-324", "1.7976931348623157e308"]
+    toks = odd + [
+        f"{rng.uniform(-1e4, 1e4):.{rng.randint(0, 17)}f}" for _ in range(6000 - len(odd))
+    ]
+    rng.shuffle(toks)
+    lines = []
+    for i in range(0, len(toks), 4):
+        lines.append(f"img{rng.randint(0, 40)} " + " ".join(toks[i : i + 4]))
+    _check("\n".join(lines) + "\n", 5)
+    _check("\n".join(lines), 5)  # no last newline
+
+
+def test_names_runs_and_first_appearance() -> None:
+    text = "b 1\nb 2\na 3\nb 4\nab 5\na 6\nP0001__1024__0___0 7\n"
+    got = name_table(text.encode(), 2)
+    assert got is not None
+    codes, names, values = got
+    assert names == ["b", "a", "ab", "P0001__1024__0___0"]
+    assert codes.tolist() == [0, 0, 1, 0, 2, 1, 3]
+    assert values.ravel().tolist() == [1, 2, 3, 4, 5, 6, 7]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "a 1 2\n\nb 3 4\n",  # a blank line (line numbers would shift)
+        "a 1 2\nb 3 4 5\n",  # a line of 4 tokens
+        "a 1\nb 3 4 5\n",  # 2 + 4 tokens: the right total, the wrong lines
+        "a  1 2\n",  # two spaces
+        " a 1 2\n",  # a leading space
+        "a 1 2 \n",  # a trailing space
+        "a\t1 2\n",  # a tab (pandas' reader takes it)
+        "a 1 2\r\n",  # CRLF
+        "\ufeffa 1 2\n",  # a BOM
+        "é 1 2\n",  # not ASCII
+        "a 1 \x00\n",
+        "a 1 nan\n",
+        "a 1 inf\n",
+        "a 1 1.2.3\n",
+        "a 1 -\n",
+        "a 1 .\n",
+        "a 1 x\n",
+        "a 1 +-3\n",
+        "a 1 1e999\n",
+        "x" * 65 + " 1 2\n",  # a very long name
+    ],
+)
+def test_not_plain_is_none(text: str) -> None:
+    assert name_table(text.encode(), 3) is None
+
+
+def test_task1_fast_pandas_and_line_readers_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(5)
+    rows = []
+    for _ in range(500):
+        q = [rng.uniform(-50, 5000) for _ in range(8)]
+        digits = rng.choice([1, 3, 6, 17])
+        rows.append(
+            f"P{rng.randint(0, 30):04d} {rng.random():.{digits}f} "
+            + " ".join(f"{v:.{rng.randint(0, 4)}f}" for v in q)
+        )
+    (tmp_path / "Task1_ship.txt").write_text("\n".join(rows) + "\n")
+    (tmp_path / "Task1_plane.txt").write_text("\n".join(rows[::-3]))
+    fast = dota.load_dota_task1(str(tmp_path))
+    monkeypatch.setattr(dota, "name_table", lambda data, ncols: None)
+    mid = dota.load_dota_task1(str(tmp_path))
+    monkeypatch.setattr(dota, "_task1_table", lambda text: None)
+    slow = dota.load_dota_task1(str(tmp_path))
+    for other in (mid, slow):
+        assert other.images.keys == fast.images.keys
+        assert other.categories.names == fast.categories.names
+        for col in ("image", "category", "score", "obb"):
+            assert getattr(other.boxes, col).tobytes() == getattr(fast.boxes, col).tobytes()
+        assert other.locator is not None and fast.locator is not None
+        assert [other.locator(r) for r in range(0, 600, 7)] == [
+            fast.locator(r) for r in range(0, 600, 7)
+        ]
