@@ -261,12 +261,15 @@ def indexed_iou(
     box_a: FloatArray | None = None,
     box_b: FloatArray | None = None,
     crowd: BoolArray | None = None,
+    floor: float | None = None,
 ) -> FloatArray:
     """IoU of the pairs ``(qa[ia[k]], qb[ib[k]])`` of convex counter-clockwise quads
     (:func:`convex_quads` output); per-quad areas and axis-aligned hulls may be given once
     (``area_*``: default the shoelace areas; ``box_*``: :func:`aabb`). ``crowd`` (one flag per
     pair) scores intersection over ``a``'s area (``a`` is the prediction side). Pairs whose
-    hulls do not overlap with positive area are 0 without clipping."""
+    hulls do not overlap with positive area are 0 without clipping; with ``floor``, so are
+    the pairs whose IoU is provably below it (:func:`_below`): for callers that only look at
+    IoUs of at least ``floor``."""
     k = ia.shape[0]
     out = np.zeros(k, dtype=np.float64)
     if k == 0:
@@ -288,6 +291,9 @@ def indexed_iou(
     touch = np.zeros(k, dtype=bool)
     touch[sel[touch_y]] = True
     cand = np.flatnonzero(touch)
+    if floor is not None and floor > 0 and cand.size:
+        cr = None if crowd is None else np.asarray(crowd, dtype=bool)[cand]
+        cand = cand[~_below(ba[ia[cand]], bb[ib[cand]], aa[ia[cand]], ab[ib[cand]], cr, floor)]
     for s in range(0, cand.shape[0], _CHUNK):
         c = cand[s : s + _CHUNK]
         ja, jb = ia[c], ib[c]
@@ -300,6 +306,37 @@ def indexed_iou(
             v = np.where(union > 0, inter / union, 0.0)
         out[c] = np.clip(v, 0.0, 1.0)
     return out
+
+
+def _below(
+    ba: FloatArray,
+    bb: FloatArray,
+    aa: FloatArray,
+    ab: FloatArray,
+    crowd: BoolArray | None,
+    floor: float,
+) -> BoolArray:
+    """Pairs (aligned hulls ``ba``/``bb``, areas ``aa``/``ab``, all positive) whose computed
+    IoU is certainly below ``floor``, without clipping. The intersection of two polygons
+    lies in the intersection of their hulls and in each polygon, so it is at most
+    ``u = min(hull overlap, aa, ab)``, and IoU = I / (aa + ab - I) grows with I: IoU <=
+    u / (aa + ab - u) (crowd: u / aa). The clipped area can exceed the exact one by rounding
+    (a few ulps of the squared extent, around a local origin): ``u`` is widened by 1e-9 of
+    the squared extent and the bound by a relative 1e-9, far above any rounding of these
+    few operations."""
+    x1 = np.maximum(ba[:, 0], bb[:, 0])
+    y1 = np.maximum(ba[:, 1], bb[:, 1])
+    x2 = np.minimum(ba[:, 2], bb[:, 2])
+    y2 = np.minimum(ba[:, 3], bb[:, 3])
+    ex = np.maximum(ba[:, 2], bb[:, 2]) - np.minimum(ba[:, 0], bb[:, 0])
+    ey = np.maximum(ba[:, 3], bb[:, 3]) - np.minimum(ba[:, 1], bb[:, 1])
+    u = np.minimum((x2 - x1) * (y2 - y1) + 1e-9 * (ex * ex + ey * ey), np.minimum(aa, ab))
+    union = aa + ab - u
+    if crowd is not None:
+        union = np.where(crowd, aa, union)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = u / union
+    return bound * (1.0 + 1e-9) < floor
 
 
 def obb_iou(

@@ -141,3 +141,27 @@ def name_table(data: bytes, ncols: int) -> tuple[IntArray, list[str], FloatArray
     if values is None:
         return None
     return named[0], named[1], values.reshape(lines, ncols - 1)
+
+
+def token_floats(tokens: list[str]) -> FloatArray | None:
+    """``float()`` of whitespace-free tokens (``str.split()`` output) as float64, or None
+    if one is not a finite number: the array path above over the joined tokens (ASCII),
+    ``float()`` itself otherwise."""
+    if not tokens:
+        return np.zeros(0, dtype=np.float64)
+    try:
+        data = (" ".join(tokens) + " ").encode("ascii")
+    except UnicodeEncodeError:
+        data = b""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    seps = np.flatnonzero(buf == 32)
+    if seps.shape[0] != len(tokens) or (buf < 32).any():
+        try:
+            v = np.fromiter(map(float, tokens), np.float64, len(tokens))
+        except ValueError:
+            return None
+        return v if np.isfinite(v).all() else None
+    starts = np.empty(seps.shape[0], dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = seps[:-1] + 1
+    return _numbers(buf, data, starts, seps - starts)

@@ -26,8 +26,8 @@ from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
 from ..geometry.obb import aabb, convex_quads, signed_area
 from ..options import LoadOptions
-from .bulktext import bulk_floats, token_rows
-from .bytetable import name_table
+from .bulktext import token_rows
+from .bytetable import name_table, token_floats
 from .files import decode_text, is_readable_member, read_input, read_text
 
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
@@ -219,7 +219,7 @@ def _gt_bulk(
         return None
     del tok[8::10]
     del tok[8::9]
-    corners = bulk_floats(tok, 8 * n)
+    corners = token_floats(tok)
     if corners is None:
         return None
     img = np.repeat(np.arange(len(texts), dtype=np.int64), counts)

@@ -61,10 +61,16 @@ def _x_windows(
     return g_x, lo.astype(np.int64), hi.astype(np.int64), first.astype(np.int64), has
 
 
-def best_overlaps(ds: Dataset) -> tuple[FloatArray, IntArray]:
+def best_overlaps(ds: Dataset, *, floor: float | None = None) -> tuple[FloatArray, IntArray]:
     """For each prediction, the largest IoU with a ground truth of its image and class and
     that ground truth's row (first in file order on ties; the first of the group when no
-    ground truth overlaps it); ``-inf`` / -1 when its image has none of its class."""
+    ground truth overlaps it); ``-inf`` / -1 when its image has none of its class.
+
+    With ``floor``, pairs whose IoU is provably below it are not clipped (taken as 0): a
+    best IoU of at least ``floor`` and its row are unchanged (every pair reaching it is
+    clipped, and a pruned pair is below it, so it can neither win nor tie), while a best
+    below ``floor`` may come out lower, with another row (for callers that only use bests
+    of at least ``floor``: the DOTA protocol without ``--matches``)."""
     gt, pr = ds.gt, ds.pred
     n_pred = len(pr)
     best = np.full(n_pred, -np.inf)
@@ -97,7 +103,9 @@ def best_overlaps(ds: Dataset) -> tuple[FloatArray, IntArray]:
             off = np.cumsum(cnt) - cnt
             pos = np.repeat(lo[d] - off, cnt) + np.arange(n_pairs)
             pair_g = g_x[pos]
-            iou = indexed_iou(qp, qg, pair_d, pair_g, area_a=ap, area_b=ag, box_a=bp, box_b=bg)
+            iou = indexed_iou(
+                qp, qg, pair_d, pair_g, area_a=ap, area_b=ag, box_a=bp, box_b=bg, floor=floor
+            )
             pos_iou = iou > 0
             pair_d, pair_g, iou = pair_d[pos_iou], pair_g[pos_iou], iou[pos_iou]
             if iou.size:

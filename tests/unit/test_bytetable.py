@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from iou_cli.loaders import dota
-from iou_cli.loaders.bytetable import name_table
+from iou_cli.loaders.bytetable import name_table, token_floats
 
 
 def _ref(text: str) -> tuple[list[str], np.ndarray]:
@@ -114,3 +114,19 @@ def test_task1_fast_pandas_and_line_readers_agree(
         assert [other.locator(r) for r in range(0, 600, 7)] == [
             fast.locator(r) for r in range(0, 600, 7)
         ]
+
+
+def test_token_floats_is_float() -> None:
+    rng = random.Random(2)
+    toks = ["5.", "-.5", "-0", "1e5", "1_0", "+3", "0.1000000000000000055511151231257827"]
+    toks += [f"{rng.uniform(-5000, 5000):.{rng.randint(0, 17)}f}" for _ in range(3000)]
+    got = token_floats(toks)
+    want = np.array([float(t) for t in toks])
+    assert got is not None and got.tobytes() == want.tobytes()
+    arabic = ["\u0661\u0662", "3"]  # non-ASCII digits: float() reads them (the other path)
+    got = token_floats(arabic)
+    assert got is not None and got.tolist() == [12.0, 3.0]
+    assert token_floats([]) is not None
+    for bad in ("nan", "-inf", "1.2.3", "x", "-", "1e400"):
+        assert token_floats(["1", bad]) is None
+        assert token_floats(["\u0661", bad]) is None
