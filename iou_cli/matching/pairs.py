@@ -103,9 +103,12 @@ def side_quads(boxes: Boxes) -> tuple[FloatArray, FloatArray]:
     return q, area
 
 
-def pair_iou_obb(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray:
+def pair_iou_obb(
+    ds: Dataset, d_rows: IntArray, g_rows: IntArray, *, min_iou: float | None = None
+) -> FloatArray:
     """Rotated-box IoU of aligned (prediction row, ground-truth row) arrays, crowd rule
-    applied (intersection over the prediction's area)."""
+    applied (intersection over the prediction's area); pairs provably below ``min_iou``
+    are 0 without clipping (``indexed_iou``'s ``floor``)."""
     from ..geometry.obb import indexed_iou
 
     qp, ap = side_quads(ds.pred)
@@ -118,6 +121,7 @@ def pair_iou_obb(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray:
         area_a=ap,
         area_b=ag,
         crowd=ds.gt.iscrowd[g_rows],
+        floor=min_iou,
     )
 
 
@@ -317,15 +321,16 @@ def group_pair_iou(
 ) -> FloatArray:
     """The similarity of every pair :func:`expand_groups` laid out, by the geometry
     ``iou_type``: box IoU (``bbox``), mask IoU (``segm``), rotated-box IoU (``obb``) or OKS
-    (``keypoints``); for ``segm`` and ``keypoints`` pairs provably below ``min_sim`` may be
-    given 0 (see :func:`pair_iou_segm`, :func:`pair_oks`)."""
+    (``keypoints``); for ``segm``, ``obb`` and ``keypoints`` pairs provably below
+    ``min_sim`` may be given 0 (see :func:`pair_iou_segm`, :func:`pair_iou_obb`,
+    :func:`pair_oks`)."""
     if iou_type == "keypoints":
         sig = sigma_table(ds)[0]
         return pair_oks(ds, d_rows[pair_det], g_rows_sorted[pair_g], sig, min_oks=min_sim)
     if iou_type == "segm":
         return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng, min_iou=min_sim)
     if iou_type == "obb":
-        return pair_iou_obb(ds, d_rows[pair_det], g_rows_sorted[pair_g])
+        return pair_iou_obb(ds, d_rows[pair_det], g_rows_sorted[pair_g], min_iou=min_sim)
     return pair_iou_bbox(ds, d_rows[pair_det], g_rows_sorted[pair_g])
 
 

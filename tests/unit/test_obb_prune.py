@@ -138,3 +138,65 @@ def test_areas_of_the_bound() -> None:
     assert indexed_iou(qq, qq, i, j, floor=0.5)[0] == 0.5
     assert indexed_iou(qq, qq, i, j, floor=0.5 + 1e-6)[0] == 0.0
     assert not obb._below(ba[i], ba[j], ar[i], ar[j], None, 0.5)[0]
+
+
+def _coco_scene(seed: int) -> Dataset:
+    from iou_cli.geometry.obb import polygon_area
+
+    ds = _scene(seed)
+    rng = np.random.default_rng(seed + 100)
+
+    def side(b: Boxes, **kw: object) -> Boxes:
+        assert b.obb is not None
+        q = b.obb.reshape(-1, 4, 2)
+        area = polygon_area(b.obb)
+        return Boxes.build(
+            aabb(q), image=b.image, category=b.category, obb=b.obb, area=area, box_area=area,
+            **kw,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    n_img = len(ds.images)
+    imgs = Images(
+        list(range(n_img)), [None] * n_img, np.full(n_img, 4000.0), np.full(n_img, 4000.0)
+    )
+    gt = side(ds.gt, iscrowd=rng.random(len(ds.gt)) < 0.05)
+    pr = side(ds.pred, score=ds.pred.score)
+    return Dataset(imgs, Categories([1, 2], ["a", "b"]), gt, pr)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_coco_obb_pruning_changes_no_result(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from iou_cli.api import evaluate_dataset
+    from iou_cli.matching import pairs
+
+    ds = _coco_scene(seed)
+    clipped: list[int] = []
+    real_clip = obb.intersection_area
+
+    def counting(pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
+        clipped.append(pa.shape[0])
+        return real_clip(pa, pb)
+
+    monkeypatch.setattr(obb, "intersection_area", counting)
+    fast = evaluate_dataset(ds, protocol="coco", iou_type="obb")
+    n_fast = sum(clipped)
+    clipped.clear()
+    real = pairs.pair_iou_obb
+    floors: list[float | None] = []
+
+    def unpruned(
+        d: Dataset, d_rows: np.ndarray, g_rows: np.ndarray, *, min_iou: float | None = None
+    ) -> np.ndarray:
+        floors.append(min_iou)
+        return real(d, d_rows, g_rows, min_iou=None)
+
+    monkeypatch.setattr(pairs, "pair_iou_obb", unpruned)
+    full = evaluate_dataset(ds, protocol="coco", iou_type="obb")
+    assert floors and floors[0] == 0.5  # the run asks for pruning at its lowest threshold
+    assert n_fast < 0.8 * sum(clipped)  # and pruning happened
+    assert fast.summary == full.summary
+    assert fast.per_class == full.per_class
+    ef, eu = fast.evaluation, full.evaluation
+    assert ef is not None and eu is not None
+    assert ef.precision.tobytes() == eu.precision.tobytes()  # type: ignore[attr-defined]
+    assert ef.recall.tobytes() == eu.recall.tobytes()  # type: ignore[attr-defined]
