@@ -99,8 +99,10 @@ def side_quads(boxes: Boxes) -> tuple[FloatArray, FloatArray]:
         x1, y1, x2, y2 = (boxes.xyxy[:, k] for k in range(4))
         raw = np.stack([x1, y1, x2, y1, x2, y2, x1, y2], axis=1).reshape(-1, 4, 2)
     q, _ = convex_quads(raw)
-    area = np.where(np.isnan(boxes.box_area), signed_area(q), boxes.box_area)
-    return q, area
+    missing = np.isnan(boxes.box_area)
+    if not missing.any():
+        return q, boxes.box_area
+    return q, np.where(missing, signed_area(q), boxes.box_area)
 
 
 def pair_iou_obb(
