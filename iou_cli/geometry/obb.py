@@ -160,9 +160,15 @@ def convex_quads(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray]:
 
     A quadrilateral whose four turns all have one sign (zeros allowed) is convex; any other
     (a dent or a bow tie) becomes its convex hull (a triangle repeats its last vertex)."""
+    q, bad, _ = convex_quads_area(quads)
+    return q, bad
+
+
+def convex_quads_area(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray, FloatArray]:
+    """:func:`convex_quads` and the :func:`signed_area` of its quads (computed once)."""
     q = np.array(as_quads(quads), dtype=np.float64, copy=True)
     if q.shape[0] == 0:
-        return q, np.zeros(0, dtype=bool)
+        return q, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.float64)
     t0, t1, t2, t3 = _turns(q)
     with np.errstate(invalid="ignore"):
         bad = ~(
@@ -173,10 +179,12 @@ def convex_quads(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray]:
     bad[odd] = np.isfinite(q[odd]).all(axis=(1, 2))
     for i in np.flatnonzero(bad):
         q[i] = _hull4(q[i])
-    cw = np.flatnonzero(signed_area(q) < 0)
+    area = signed_area(q)
+    cw = np.flatnonzero(area < 0)
     if cw.size:
         q[cw] = q[cw][:, ::-1]
-    return q, bad
+        area[cw] = signed_area(q[cw])  # row by row: the bits a whole-array call gives
+    return q, bad, area
 
 
 def _next(c: FloatArray, last: IntArray) -> FloatArray:
@@ -274,15 +282,12 @@ def intersection_area(pa: FloatArray, pb: FloatArray) -> FloatArray:
 def aabb(q: FloatArray) -> FloatArray:
     """``(N, 4)`` axis-aligned hulls ``x1 y1 x2 y2`` of ``(N, 4, 2)`` quads."""
     x, y = q[..., 0], q[..., 1]
-    return np.stack(
-        [
-            np.minimum(np.minimum(x[:, 0], x[:, 1]), np.minimum(x[:, 2], x[:, 3])),
-            np.minimum(np.minimum(y[:, 0], y[:, 1]), np.minimum(y[:, 2], y[:, 3])),
-            np.maximum(np.maximum(x[:, 0], x[:, 1]), np.maximum(x[:, 2], x[:, 3])),
-            np.maximum(np.maximum(y[:, 0], y[:, 1]), np.maximum(y[:, 2], y[:, 3])),
-        ],
-        axis=1,
-    )
+    out = np.empty((q.shape[0], 4), dtype=np.float64)
+    np.minimum(np.minimum(x[:, 0], x[:, 1]), np.minimum(x[:, 2], x[:, 3]), out=out[:, 0])
+    np.minimum(np.minimum(y[:, 0], y[:, 1]), np.minimum(y[:, 2], y[:, 3]), out=out[:, 1])
+    np.maximum(np.maximum(x[:, 0], x[:, 1]), np.maximum(x[:, 2], x[:, 3]), out=out[:, 2])
+    np.maximum(np.maximum(y[:, 0], y[:, 1]), np.maximum(y[:, 2], y[:, 3]), out=out[:, 3])
+    return out
 
 
 def indexed_iou(
