@@ -333,10 +333,37 @@ def _task1_table(text: str) -> tuple[np.ndarray, list[str], np.ndarray] | None:
     return codes.astype(np.int64), [str(u) for u in uniques], values
 
 
-def _task1_fast(data: bytes, file: str) -> tuple[np.ndarray, list[str], np.ndarray] | str:
-    """A Task1 file's (image codes, their names, values) when it is plain (the byte reader
-    first, then pandas' for other whitespace), else its text for the line reader."""
-    table = name_table(data, 10)
+Table = tuple[np.ndarray, list[str], np.ndarray]
+_THREAD_BYTES = 1 << 21  # Task1 folders above this are parsed on several threads
+
+
+def _plain_tables(datas: list[bytes]) -> list[Table | None]:
+    """:func:`name_table` of each Task1 file (None: not plain). Large folders use a few
+    threads (the array operations release the GIL), biggest files first; each file's
+    result is the same either way."""
+    workers = min(
+        len(datas),
+        4,
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
+    )
+    if workers < 2 or sum(len(d) for d in datas) < _THREAD_BYTES:
+        return [name_table(d, 10) for d in datas]
+    from concurrent.futures import ThreadPoolExecutor
+
+    order = sorted(range(len(datas)), key=lambda i: -len(datas[i]))
+    out: list[Table | None] = [None] * len(datas)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for i, table in zip(
+            order, pool.map(lambda i: name_table(datas[i], 10), order), strict=True
+        ):
+            out[i] = table
+    return out
+
+
+def _task1_fast(data: bytes, file: str, table: Table | None) -> Table | str:
+    """A Task1 file's (image codes, their names, values) when it is plain (``table``, the
+    byte reader's answer, then pandas' reader for other whitespace), else its text for the
+    line reader."""
     if table is not None:
         return table
     text = decode_text(data, file)
@@ -396,11 +423,18 @@ def load_dota_task1(path: str) -> Side:
     blocks: list[np.ndarray] = []  # per file: (rows, 9) score + corners
     img: list[np.ndarray] = []
     line_no: list[np.ndarray] = []
-    read_paths = []
-    for name in (n for _, n in files):
-        file = os.path.join(base, name)
-        read_paths.append(file)
-        table = _task1_fast(read_input(file, member=not single), file)
+    read_paths = [os.path.join(base, name) for _, name in files]
+    datas: list[bytes | InputError] = []
+    for file in read_paths:
+        try:
+            datas.append(read_input(file, member=not single))
+        except InputError as e:  # raised in its turn below (an earlier file's error first)
+            datas.append(e)
+    plain = _plain_tables([d for d in datas if not isinstance(d, InputError)])
+    for file, data in zip(read_paths, datas, strict=True):
+        if isinstance(data, InputError):
+            raise data
+        table = _task1_fast(data, file, plain.pop(0))
         if isinstance(table, tuple):
             codes, uniques, values = table
             rows = np.arange(1, values.shape[0] + 1, dtype=np.int64)

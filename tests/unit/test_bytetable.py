@@ -130,3 +130,47 @@ def test_token_floats_is_float() -> None:
     for bad in ("nan", "-inf", "1.2.3", "x", "-", "1e400"):
         assert token_floats(["1", bad]) is None
         assert token_floats(["\u0661", bad]) is None
+
+
+def test_task1_threads_read_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(9)
+    for c in ("plane", "ship", "harbor"):
+        rows = [
+            f"P{rng.randint(0, 9)} {rng.random():.3f} "
+            + " ".join(f"{rng.uniform(0, 900):.1f}" for _ in range(8))
+            for _ in range(rng.randint(50, 300))
+        ]
+        (tmp_path / f"Task1_{c}.txt").write_text("\n".join(rows) + "\n")
+    (tmp_path / "Task1_bridge.txt").write_text("P1\t0.5 1 1 9 1 9 9 1 9\n")  # pandas' reader
+    monkeypatch.setattr(dota, "_THREAD_BYTES", 1 << 40)
+    one = dota.load_dota_task1(str(tmp_path))
+    monkeypatch.setattr(dota, "_THREAD_BYTES", 0)
+    monkeypatch.setattr(dota.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    many = dota.load_dota_task1(str(tmp_path))
+    assert many.images.keys == one.images.keys
+    for col in ("image", "category", "score", "obb"):
+        assert getattr(many.boxes, col).tobytes() == getattr(one.boxes, col).tobytes()
+
+
+def test_task1_errors_in_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bad line in an earlier file is reported before a later file that cannot be read
+    (files are read first, then parsed, then checked in their order)."""
+    from iou_cli.errors import InputError
+
+    (tmp_path / "Task1_a.txt").write_text("P1 0.5 1 1 9 1 9 9 1\n")
+    (tmp_path / "Task1_b.txt").write_text("P1 0.5 1 1 9 1 9 9 1 9\n")
+    real = dota.read_input
+
+    def refuse(path: str, *, member: bool = False) -> bytes:
+        if path.endswith("Task1_b.txt"):
+            raise InputError(path, None, "permission denied")
+        return real(path, member=member)
+
+    monkeypatch.setattr(dota, "read_input", refuse)
+    with pytest.raises(InputError) as e:
+        dota.load_dota_task1(str(tmp_path))
+    assert str(e.value.path).endswith("Task1_a.txt") and e.value.where == "1"
+    (tmp_path / "Task1_a.txt").write_text("P1 0.5 1 1 9 1 9 9 1 9\n")
+    with pytest.raises(InputError) as e:
+        dota.load_dota_task1(str(tmp_path))
+    assert str(e.value.path).endswith("Task1_b.txt") and "permission" in e.value.reason
