@@ -187,6 +187,31 @@ def convex_quads_area(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray, Floa
     return q, bad, area
 
 
+_MEMO: list[tuple[FloatArray, FloatArray, BoolArray, FloatArray, FloatArray]] = []
+_MEMO_ROWS = 4096  # smaller sides are recomputed (cheaper than comparing)
+
+
+def convex_geometry(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray, FloatArray, FloatArray]:
+    """:func:`convex_quads_area` and the :func:`aabb` of the quads, as read-only arrays,
+    remembered for the last two large inputs (a loader and the matching after it ask for
+    the same corners): a remembered answer is given only for corners equal, bit for bit, to
+    a private copy of the ones it was computed from."""
+    src = as_quads(quads)
+    big = src.shape[0] >= _MEMO_ROWS
+    if big:
+        for seen, q, bad, area, box in _MEMO:
+            if seen.shape == src.shape and np.array_equal(seen, src):
+                return q, bad, area, box
+    q, bad, area = convex_quads_area(src)
+    box = aabb(q)
+    for arr in (q, bad, area, box):
+        arr.setflags(write=False)
+    if big:
+        _MEMO.insert(0, (np.array(src, dtype=np.float64, copy=True), q, bad, area, box))
+        del _MEMO[2:]
+    return q, bad, area, box
+
+
 def _next(c: FloatArray, last: IntArray) -> FloatArray:
     """Each row's value at the next vertex of its polygon (cyclic over its ``last + 1``
     vertices; padding positions get anything)."""

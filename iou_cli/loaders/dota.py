@@ -24,7 +24,7 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
-from ..geometry.obb import aabb, convex_quads_area
+from ..geometry.obb import convex_geometry
 from ..options import LoadOptions
 from .bulktext import token_rows
 from .bytetable import name_table, token_floats
@@ -108,14 +108,14 @@ def _is_number(s: str) -> bool:
 
 def _quad_notes(corners: np.ndarray, path: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Areas and axis-aligned hulls of the quads, and the warning for non-convex ones."""
-    q, bad, area = convex_quads_area(corners.reshape(-1, 4, 2))
+    _, bad, area, box = convex_geometry(corners.reshape(-1, 4, 2))
     notes = []
     if bad.any():
         notes.append(
             f"{path}: {int(bad.sum())} quadrilateral(s) are not convex (a dent or crossed "
             "edges); IoU uses their convex hull"
         )
-    return area, aabb(q), notes
+    return area.copy(), box.copy(), notes
 
 
 def _side(

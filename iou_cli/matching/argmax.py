@@ -11,20 +11,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ..data import Boxes, Dataset
-from ..geometry.obb import aabb, indexed_iou, signed_area
-from .pairs import side_quads
+from ..data import Dataset
+from ..geometry.obb import indexed_iou
+from .pairs import side_polygons
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 _PAIRS = 1 << 21  # candidate pairs handled at once
-
-
-def quads_of(boxes: Boxes) -> tuple[FloatArray, FloatArray]:
-    """Convex counter-clockwise quads of a side and their polygon areas (``polyiou``
-    measures the polygons, never a ``w*h`` field)."""
-    q, _ = side_quads(boxes)
-    return q, signed_area(q)
 
 
 def _x_windows(
@@ -77,9 +70,8 @@ def best_overlaps(ds: Dataset, *, floor: float | None = None) -> tuple[FloatArra
     best_row = np.full(n_pred, -1, dtype=np.int64)
     if n_pred == 0 or len(gt) == 0:
         return best, best_row
-    qg, ag = quads_of(gt)
-    qp, ap = quads_of(pr)
-    bg, bp = aabb(qg), aabb(qp)
+    qg, ag, bg = side_polygons(gt)
+    qp, ap, bp = side_polygons(pr)
     n_cat = max(len(ds.categories), 1)
     g_key = gt.image * n_cat + gt.category
     p_key = pr.image * n_cat + pr.category

@@ -91,18 +91,25 @@ def side_quads(boxes: Boxes) -> tuple[FloatArray, FloatArray]:
     """Convex counter-clockwise ``(N, 4, 2)`` quads of a side (its ``obb`` corners; boxes
     without that column as their four corners) and the areas its ``box_area`` gives (``w*h``
     of a COCO ``obb``, the polygon's area for corners); NaN areas are the polygon's."""
-    from ..geometry.obb import convex_quads, signed_area
+    q, poly, _ = side_polygons(boxes)
+    missing = np.isnan(boxes.box_area)
+    if not missing.any():
+        return q, boxes.box_area
+    return q, np.where(missing, poly, boxes.box_area)
+
+
+def side_polygons(boxes: Boxes) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Convex counter-clockwise ``(N, 4, 2)`` quads of a side, their polygon areas and
+    axis-aligned hulls (read-only; ``geometry.obb.convex_geometry``)."""
+    from ..geometry.obb import convex_geometry
 
     if boxes.obb is not None:
         raw = boxes.obb.reshape(-1, 4, 2)
     else:
         x1, y1, x2, y2 = (boxes.xyxy[:, k] for k in range(4))
         raw = np.stack([x1, y1, x2, y1, x2, y2, x1, y2], axis=1).reshape(-1, 4, 2)
-    q, _ = convex_quads(raw)
-    missing = np.isnan(boxes.box_area)
-    if not missing.any():
-        return q, boxes.box_area
-    return q, np.where(missing, signed_area(q), boxes.box_area)
+    q, _, area, box = convex_geometry(raw)
+    return q, area, box
 
 
 def pair_iou_obb(

@@ -200,3 +200,19 @@ def test_coco_obb_pruning_changes_no_result(seed: int, monkeypatch: pytest.Monke
     assert ef is not None and eu is not None
     assert ef.precision.tobytes() == eu.precision.tobytes()  # type: ignore[attr-defined]
     assert ef.recall.tobytes() == eu.recall.tobytes()  # type: ignore[attr-defined]
+
+
+def test_convex_geometry_is_remembered_only_for_equal_corners() -> None:
+    rng = np.random.default_rng(4)
+    c = _dense(rng, obb._MEMO_ROWS)
+    q1, bad1, area1, box1 = obb.convex_geometry(c)
+    assert not q1.flags.writeable and not area1.flags.writeable
+    q2, _, area2, _ = obb.convex_geometry(c.copy())  # equal corners: the same answer
+    assert q2 is q1 and area2 is area1
+    c[7] += 5.0  # the caller changes its corners in place: computed afresh
+    q3, _, area3, box3 = obb.convex_geometry(c)
+    assert q3 is not q1
+    want_q, want_bad, want_area = obb.convex_quads_area(c.reshape(-1, 4, 2))
+    assert q3.tobytes() == want_q.tobytes() and area3.tobytes() == want_area.tobytes()
+    assert box3.tobytes() == aabb(want_q).tobytes()
+    assert area1.tobytes() != area3.tobytes()
