@@ -91,11 +91,17 @@ def side_quads(boxes: Boxes) -> tuple[FloatArray, FloatArray]:
     """Convex counter-clockwise ``(N, 4, 2)`` quads of a side (its ``obb`` corners; boxes
     without that column as their four corners) and the areas its ``box_area`` gives (``w*h``
     of a COCO ``obb``, the polygon's area for corners); NaN areas are the polygon's."""
-    q, poly, _ = side_polygons(boxes)
+    q, area, _ = _side_obb(boxes)
+    return q, area
+
+
+def _side_obb(boxes: Boxes) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`side_quads` and the quads' axis-aligned hulls."""
+    q, poly, box = side_polygons(boxes)
     missing = np.isnan(boxes.box_area)
     if not missing.any():
-        return q, boxes.box_area
-    return q, np.where(missing, poly, boxes.box_area)
+        return q, boxes.box_area, box
+    return q, np.where(missing, poly, boxes.box_area), box
 
 
 def side_polygons(boxes: Boxes) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -120,8 +126,8 @@ def pair_iou_obb(
     are 0 without clipping (``indexed_iou``'s ``floor``)."""
     from ..geometry.obb import indexed_iou
 
-    qp, ap = side_quads(ds.pred)
-    qg, ag = side_quads(ds.gt)
+    qp, ap, bp = _side_obb(ds.pred)
+    qg, ag, bg = _side_obb(ds.gt)
     return indexed_iou(
         qp,
         qg,
@@ -129,6 +135,8 @@ def pair_iou_obb(
         np.asarray(g_rows, dtype=np.int64),
         area_a=ap,
         area_b=ag,
+        box_a=bp,
+        box_b=bg,
         crowd=ds.gt.iscrowd[g_rows],
         floor=min_iou,
     )
