@@ -33,7 +33,7 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 
-_CHUNK = 1 << 17  # pairs clipped per block: bounds the temporaries to a few tens of MB
+_CHUNK = 1 << 14  # pairs clipped per block: temporaries of about 1 MB, reused from the heap
 
 
 class ObbWarning(UserWarning):

@@ -108,10 +108,53 @@ def _numbers(
     return out if np.isfinite(out).all() else None
 
 
-def name_table(data: bytes, ncols: int) -> tuple[IntArray, list[str], FloatArray] | None:
+Table = tuple[IntArray, list[str], FloatArray]
+CHUNK = 1 << 17  # bytes of whole lines parsed at once: temporaries stay small (in cache,
+# and below the sizes malloc maps and unmaps afresh: 1 MB pieces faulted 5x the pages)
+
+
+def line_chunks(data: bytes, size: int = CHUNK) -> list[bytes]:
+    """``data`` cut after a newline about every ``size`` bytes (whole lines per piece)."""
+    out, at = [], 0
+    while len(data) - at > size:
+        end = data.find(b"\n", at + size)
+        if end < 0:
+            break
+        out.append(data[at : end + 1])
+        at = end + 1
+    out.append(data[at:])
+    return out
+
+
+def join_tables(parts: list[Table | None]) -> Table | None:
+    """One table of consecutive pieces' tables (names renumbered in first-appearance
+    order over the whole); None if a piece is not plain."""
+    if any(p is None for p in parts):
+        return None
+    done = [p for p in parts if p is not None]
+    if len(done) == 1:
+        return done[0]
+    index: dict[str, int] = {}
+    codes = []
+    for c, names, _ in done:
+        to_global = np.fromiter((index.setdefault(n, len(index)) for n in names), np.int64)
+        codes.append(to_global[c])
+    return np.concatenate(codes), list(index), np.concatenate([v for _, _, v in done])
+
+
+def name_table(data: bytes, ncols: int) -> Table | None:
     """A plain table of ``ncols`` tokens a line, a name then numbers: (name codes in first
     appearance order, the names, the ``(lines, ncols - 1)`` numbers as ``float()`` reads
-    them); None where the text is not plain or a number is not a finite number."""
+    them); None where the text is not plain or a number is not a finite number. Large
+    texts are read a piece of whole lines at a time (:func:`line_chunks`)."""
+    pieces = line_chunks(data)
+    if len(pieces) > 1:
+        return join_tables([chunk_table(p, ncols) for p in pieces])
+    return chunk_table(data, ncols)
+
+
+def chunk_table(data: bytes, ncols: int) -> Table | None:
+    """:func:`name_table` of one piece."""
     if not data:
         return None
     buf = np.frombuffer(data, dtype=np.uint8)

@@ -27,7 +27,7 @@ from ..errors import InputError
 from ..geometry.obb import convex_geometry
 from ..options import LoadOptions
 from .bulktext import token_rows
-from .bytetable import name_table, token_floats
+from .bytetable import Table, chunk_table, join_tables, line_chunks, name_table, token_floats
 from .files import decode_text, is_readable_member, read_input, read_text
 
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
@@ -333,31 +333,24 @@ def _task1_table(text: str) -> tuple[np.ndarray, list[str], np.ndarray] | None:
     return codes.astype(np.int64), [str(u) for u in uniques], values
 
 
-Table = tuple[np.ndarray, list[str], np.ndarray]
 _THREAD_BYTES = 1 << 21  # Task1 folders above this are parsed on several threads
 
 
 def _plain_tables(datas: list[bytes]) -> list[Table | None]:
-    """:func:`name_table` of each Task1 file (None: not plain). Large folders use a few
-    threads (the array operations release the GIL), biggest files first; each file's
-    result is the same either way."""
-    workers = min(
-        len(datas),
-        4,
-        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
-    )
+    """:func:`name_table` of each Task1 file (None: not plain), read in pieces of whole
+    lines; large folders spread the pieces over a few threads (the array operations
+    release the GIL). Each file's result is the same either way."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    workers = min(4, cpus or 1)
     if workers < 2 or sum(len(d) for d in datas) < _THREAD_BYTES:
         return [name_table(d, 10) for d in datas]
     from concurrent.futures import ThreadPoolExecutor
 
-    order = sorted(range(len(datas)), key=lambda i: -len(datas[i]))
-    out: list[Table | None] = [None] * len(datas)
+    pieces = [line_chunks(d) for d in datas]
+    flat = [p for ps in pieces for p in ps]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for i, table in zip(
-            order, pool.map(lambda i: name_table(datas[i], 10), order), strict=True
-        ):
-            out[i] = table
-    return out
+        done = iter(list(pool.map(lambda p: chunk_table(p, 10), flat)))
+    return [join_tables([next(done) for _ in ps]) for ps in pieces]
 
 
 def _task1_fast(data: bytes, file: str, table: Table | None) -> Table | str:

@@ -137,10 +137,16 @@ def _suspicious_number(data: bytes) -> bool:
             hits.append(at + 1)
             at = folded.find(lead + run, at + 1)
     for at in hits:
-        end = _ZERO_RUN.match(folded, at).end()
+        end = _run_end(folded, at)
         if folded[end : end + 1] not in (b".", b"e"):
             return True
     return False
+
+
+def _run_end(folded: bytes, at: int) -> int:
+    """The end of the run of ``0`` bytes that starts at ``at``."""
+    m = _ZERO_RUN.match(folded, at)
+    return at if m is None else m.end()
 
 
 def _outside_strings(data: bytes) -> tuple[int, int, bool]:

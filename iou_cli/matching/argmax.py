@@ -17,7 +17,8 @@ from .pairs import side_polygons
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-_PAIRS = 1 << 21  # candidate pairs handled at once
+_PAIRS = 1 << 16  # candidate pairs handled at once (small blocks: their temporaries are
+# reused from the heap; 2M-pair blocks spent a third of the time faulting fresh pages in)
 
 
 def _x_windows(
