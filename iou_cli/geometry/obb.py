@@ -164,9 +164,16 @@ def convex_quads(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray]:
     return q, bad
 
 
-def convex_quads_area(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray, FloatArray]:
-    """:func:`convex_quads` and the :func:`signed_area` of its quads (computed once)."""
-    q = np.array(as_quads(quads), dtype=np.float64, copy=True)
+def convex_quads_area(
+    quads: npt.ArrayLike, *, copy: bool = True
+) -> tuple[FloatArray, BoolArray, FloatArray]:
+    """:func:`convex_quads` and the :func:`signed_area` of its quads (computed once).
+    ``copy=False``: quads that need no change come back as the input itself (read it
+    only)."""
+    q = np.asarray(as_quads(quads), dtype=np.float64)
+    owned = copy
+    if copy:
+        q = np.array(q, copy=True)
     if q.shape[0] == 0:
         return q, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.float64)
     t0, t1, t2, t3 = _turns(q)
@@ -177,14 +184,28 @@ def convex_quads_area(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray, Floa
         )
     odd = np.flatnonzero(bad)
     bad[odd] = np.isfinite(q[odd]).all(axis=(1, 2))
-    for i in np.flatnonzero(bad):
+    fix = np.flatnonzero(bad)
+    if fix.size and not owned:
+        q, owned = q.copy(), True
+    for i in fix:
         q[i] = _hull4(q[i])
     area = signed_area(q)
     cw = np.flatnonzero(area < 0)
     if cw.size:
+        if not owned:
+            q = q.copy()
         q[cw] = q[cw][:, ::-1]
         area[cw] = signed_area(q[cw])  # row by row: the bits a whole-array call gives
     return q, bad, area
+
+
+def _immutable(a: FloatArray) -> bool:
+    """``a`` views memory nobody can change: its owner (an ndarray) is read-only, and so
+    is ``a``."""
+    owner = a
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    return owner.base is None and not owner.flags.writeable and not a.flags.writeable
 
 
 _MEMO: list[tuple[FloatArray, FloatArray, BoolArray, FloatArray, FloatArray]] = []
@@ -194,20 +215,26 @@ _MEMO_ROWS = 4096  # smaller sides are recomputed (cheaper than comparing)
 def convex_geometry(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray, FloatArray, FloatArray]:
     """:func:`convex_quads_area` and the :func:`aabb` of the quads, as read-only arrays,
     remembered for the last two large inputs (a loader and the matching after it ask for
-    the same corners): a remembered answer is given only for corners equal, bit for bit, to
-    a private copy of the ones it was computed from."""
-    src = as_quads(quads)
+    the same corners): a remembered answer is given only for the same read-only memory
+    (see :func:`_immutable`; the DOTA loader freezes its corners) or for corners equal,
+    bit for bit, to a private copy of the ones it was computed from."""
+    src = np.asarray(as_quads(quads), dtype=np.float64)
     big = src.shape[0] >= _MEMO_ROWS
+    frozen = _immutable(src)
     if big:
         for seen, q, bad, area, box in _MEMO:
-            if seen.shape == src.shape and np.array_equal(seen, src):
+            if seen.shape != src.shape:
+                continue
+            same_memory = frozen and seen.ctypes.data == src.ctypes.data
+            if (same_memory and seen.strides == src.strides) or np.array_equal(seen, src):
                 return q, bad, area, box
-    q, bad, area = convex_quads_area(src)
+    q, bad, area = convex_quads_area(src, copy=not frozen)
     box = aabb(q)
     for arr in (q, bad, area, box):
-        arr.setflags(write=False)
-    if big:
-        _MEMO.insert(0, (np.array(src, dtype=np.float64, copy=True), q, bad, area, box))
+        if arr.flags.writeable:
+            arr.setflags(write=False)
+    if big:  # (frozen corners are remembered as they are: they cannot change)
+        _MEMO.insert(0, (src if frozen else src.copy(), q, bad, area, box))
         del _MEMO[2:]
     return q, bad, area, box
 
@@ -217,6 +244,7 @@ def _next(c: FloatArray, last: IntArray) -> FloatArray:
     vertices; padding positions get anything)."""
     out = np.empty_like(c)
     out[:, :-1] = c[:, 1:]
+    out[:, -1] = c[:, 0]  # every slot holds a value of the row (never uninitialised memory)
     out[np.arange(c.shape[0]), last] = c[:, 0]
     return out
 

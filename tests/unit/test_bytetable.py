@@ -101,7 +101,7 @@ def test_task1_fast_pandas_and_line_readers_agree(
     (tmp_path / "Task1_ship.txt").write_text("\n".join(rows) + "\n")
     (tmp_path / "Task1_plane.txt").write_text("\n".join(rows[::-3]))
     fast = dota.load_dota_task1(str(tmp_path))
-    monkeypatch.setattr(dota, "name_table", lambda data, ncols: None)
+    monkeypatch.setattr(dota, "name_table_piece", lambda data: None)
     mid = dota.load_dota_task1(str(tmp_path))
     monkeypatch.setattr(dota, "_task1_table", lambda text: None)
     slow = dota.load_dota_task1(str(tmp_path))
