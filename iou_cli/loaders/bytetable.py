@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 _POW10 = 10.0 ** np.arange(16)
 _MAX_DIGITS = 15  # 10**15 - 1 < 2**53: the mantissa is exact
@@ -51,11 +52,80 @@ def _names(
     return codes, list(index)
 
 
+_U = np.uint64
+_ONES = _U(0x0101010101010101)
+_HIGH = _U(0x8080808080808080)
+_LOW7 = _U(0x7F7F7F7F7F7F7F7F)
+_ZEROS = _U(0x3030303030303030)  # '0' in every byte
+_NINES = _U(0x3939393939393939)
+_DOTS = _U(0x2E2E2E2E2E2E2E2E)
+_MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)  # low i bytes
+_SHIFTS = np.array([8 * (8 - i) for i in range(9)], dtype=np.uint64)  # left-pad to 8 digits
+
+
+def _short(data: bytes, body: IntArray, m: IntArray) -> tuple[FloatArray, BoolArray]:
+    """Tokens of 1 to 8 characters after the sign, each read as one little-endian 64-bit
+    word (SWAR, SIMD within a register): (unsigned values, which tokens were read); a
+    token with anything but digits and at most one dot is left to the caller.
+
+    Per word: the dot is the byte equal to '.' (an exact zero-byte test on ``w ^ '....'``);
+    the digits are the bytes in '0'..'9' (two borrow-free byte subtractions); the dot is cut
+    out with two masks, and the digits (at most 8, the first in the lowest byte, padded
+    with leading zeros) become the integer in three multiply-and-shift steps. The value is
+    that integer over a power of ten: Clinger's exact case, as below."""
+    n_bytes, n = len(data), body.shape[0]
+    if n_bytes < 8 or n == 0:
+        return np.zeros(n), np.zeros(n, dtype=bool)
+    words = np.ndarray((n_bytes - 7,), dtype="<u8", buffer=data, strides=(1,))
+    read = (m >= 1) & (m <= 8) & (body <= n_bytes - 8)
+    mi = np.clip(m, 0, 8)  # int64 indexes into the tables (uint64 ones are cast: slow)
+    mask_m = _MASKS[mi]
+    w = words[np.minimum(body, n_bytes - 8)] & mask_m
+    x = w ^ _DOTS
+    z = ~(((x & _LOW7) + _LOW7) | x | _LOW7)  # the high bit of each byte that was '.'
+    ones = z >> _U(7)
+    n_dot = ((ones * _ONES) >> _U(56)).view(np.int64)
+    before = ((((ones - _U(1)) & _ONES) * _ONES) >> _U(56)).view(np.int64)  # before the dot
+    has_dot = n_dot > 0
+    k = np.where(has_dot, before, mi)
+    digit = ((w | _HIGH) - _ZEROS) & ((_NINES | _HIGH) - w) & _HIGH
+    nd = mi - has_dot
+    read &= (n_dot <= 1) & ((digit | z) == (mask_m & _HIGH)) & (nd >= 1)
+    low = _MASKS[np.minimum(k, 8)]
+    d = (((w & low) | ((w >> _U(8)) & ~low)) - _ZEROS) & _MASKS[nd]
+    v = d << _SHIFTS[np.where(read, nd, 8)]
+    v = v * _U(10) + (v >> _U(8))
+    pair = _U(0x000000FF000000FF)
+    v = (
+        (v & pair) * _U(100 + (1000000 << 32)) + ((v >> _U(16)) & pair) * _U(1 + (10000 << 32))
+    ) >> _U(32)
+    frac = np.where(read, nd - np.minimum(k, nd), 0)
+    return v.astype(np.float64) / _POW10[frac], read
+
+
 def _numbers(
     buf: npt.NDArray[np.uint8], data: bytes, starts: IntArray, lens: IntArray
 ) -> FloatArray | None:
     """``float()`` of each token (see the module docstring), or None if one is not a finite
-    number."""
+    number: short tokens a word at a time (:func:`_short`), the others by :func:`_longer`."""
+    first = buf[starts]
+    sign = ((first == 45) | (first == 43)).astype(np.int64)  # '-' or '+'
+    val, read = _short(data, starts + sign, lens - sign)
+    out = np.where(first == 45, -val, val)
+    left = np.flatnonzero(~read)
+    if left.size:
+        rest = _longer(buf, data, starts[left], lens[left])
+        if rest is None:
+            return None
+        out[left] = rest
+    return out if np.isfinite(out).all() else None
+
+
+def _longer(
+    buf: npt.NDArray[np.uint8], data: bytes, starts: IntArray, lens: IntArray
+) -> FloatArray | None:
+    """:func:`_numbers` one digit position at a time over groups of one length and dot
+    offset (tokens of up to 15 digits), ``float()`` for anything else."""
     first = buf[starts]
     sign = ((first == 45) | (first == 43)).astype(np.int64)  # '-' or '+'
     body, m = starts + sign, lens - sign
@@ -105,7 +175,7 @@ def _numbers(
                 out[r] = float(data[s : s + int(lens[r])])
             except ValueError:
                 return None
-    return out if np.isfinite(out).all() else None
+    return out
 
 
 Table = tuple[IntArray, list[str], FloatArray]
