@@ -363,41 +363,75 @@ def indexed_iou(
     hulls do not overlap with positive area are 0 without clipping; with ``floor``, so are
     the pairs whose IoU is provably below it (:func:`_below`): for callers that only look at
     IoUs of at least ``floor``."""
-    k = ia.shape[0]
-    out = np.zeros(k, dtype=np.float64)
-    if k == 0:
+    prep = PairGeometry(qa, qb, area_a=area_a, area_b=area_b, box_a=box_a, box_b=box_b)
+    return prep.iou(ia, ib, crowd=crowd, floor=floor)
+
+
+class PairGeometry:
+    """Two sides of quads prepared once (areas, hulls, the pre-filter's columns) for
+    :meth:`iou` over many blocks of pairs (:func:`indexed_iou` is one block)."""
+
+    def __init__(
+        self,
+        qa: FloatArray,
+        qb: FloatArray,
+        *,
+        area_a: FloatArray | None = None,
+        area_b: FloatArray | None = None,
+        box_a: FloatArray | None = None,
+        box_b: FloatArray | None = None,
+    ) -> None:
+        self.qa, self.qb = qa, qb
+        self.aa = signed_area(qa) if area_a is None else np.asarray(area_a, dtype=np.float64)
+        self.ab = signed_area(qb) if area_b is None else np.asarray(area_b, dtype=np.float64)
+        self.ba = aabb(qa) if box_a is None else box_a
+        self.bb = aabb(qb) if box_b is None else box_b
+        # x first on contiguous columns (gathers from them are cheaper than from strided
+        # ones); quads of no area never overlap (an empty x range)
+        with np.errstate(invalid="ignore"):
+            self.ax1 = np.where(self.aa > 0, self.ba[:, 0], np.inf)
+            self.bx1 = np.where(self.ab > 0, self.bb[:, 0], np.inf)
+        self.ax2 = np.ascontiguousarray(self.ba[:, 2])
+        self.bx2 = np.ascontiguousarray(self.bb[:, 2])
+
+    def iou(
+        self,
+        ia: npt.NDArray[np.int64],
+        ib: npt.NDArray[np.int64],
+        *,
+        crowd: BoolArray | None = None,
+        floor: float | None = None,
+    ) -> FloatArray:
+        """:func:`indexed_iou` of the pairs ``(ia[k], ib[k])``."""
+        qa, qb, aa, ab, ba, bb = self.qa, self.qb, self.aa, self.ab, self.ba, self.bb
+        k = ia.shape[0]
+        out = np.zeros(k, dtype=np.float64)
+        if k == 0:
+            return out
+        # pre-filter in stages on 1-D gathers (x first, y on the survivors): most pairs of a
+        # group are far apart, and whole-row gathers of every pair cost more than the test
+        with np.errstate(invalid="ignore"):
+            x_lo = np.maximum(self.ax1[ia], self.bx1[ib])
+            sel = np.flatnonzero(np.minimum(self.ax2[ia], self.bx2[ib]) > x_lo)
+            ja, jb = ia[sel], ib[sel]
+            touch_y = np.minimum(ba[ja, 3], bb[jb, 3]) > np.maximum(ba[ja, 1], bb[jb, 1])
+        cand = sel[touch_y]  # ascending, as sel is
+        if floor is not None and floor > 0 and cand.size:
+            cr = None if crowd is None else np.asarray(crowd, dtype=bool)[cand]
+            ja, jb = ia[cand], ib[cand]
+            cand = cand[~_below(ba[ja], bb[jb], aa[ja], ab[jb], cr, floor)]
+        for s in range(0, cand.shape[0], _CHUNK):
+            c = cand[s : s + _CHUNK]
+            ja, jb = ia[c], ib[c]
+            a_c, b_c = aa[ja], ab[jb]
+            inter = np.minimum(intersection_area(qa[ja], qb[jb]), np.minimum(a_c, b_c))
+            union = a_c + b_c - inter
+            if crowd is not None:
+                union = np.where(np.asarray(crowd, dtype=bool)[c], a_c, union)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.where(union > 0, inter / union, 0.0)
+            out[c] = np.clip(v, 0.0, 1.0)
         return out
-    aa = signed_area(qa) if area_a is None else np.asarray(area_a, dtype=np.float64)
-    ab = signed_area(qb) if area_b is None else np.asarray(area_b, dtype=np.float64)
-    ba = aabb(qa) if box_a is None else box_a
-    bb = aabb(qb) if box_b is None else box_b
-    # pre-filter in stages on 1-D gathers (x first, y on the survivors): most pairs of a
-    # group are far apart, and whole-row gathers of every pair cost more than the test
-    with np.errstate(invalid="ignore"):
-        ok_a = aa > 0
-        ok_b = ab > 0
-        # (contiguous per-quad columns: gathers from them are cheaper than from strided)
-        ax1, ax2 = np.where(ok_a, ba[:, 0], np.inf), np.ascontiguousarray(ba[:, 2])
-        bx1, bx2 = np.where(ok_b, bb[:, 0], np.inf), np.ascontiguousarray(bb[:, 2])
-        sel = np.flatnonzero(np.minimum(ax2[ia], bx2[ib]) > np.maximum(ax1[ia], bx1[ib]))
-        ja, jb = ia[sel], ib[sel]
-        touch_y = np.minimum(ba[ja, 3], bb[jb, 3]) > np.maximum(ba[ja, 1], bb[jb, 1])
-    cand = sel[touch_y]  # ascending, as sel is
-    if floor is not None and floor > 0 and cand.size:
-        cr = None if crowd is None else np.asarray(crowd, dtype=bool)[cand]
-        cand = cand[~_below(ba[ia[cand]], bb[ib[cand]], aa[ia[cand]], ab[ib[cand]], cr, floor)]
-    for s in range(0, cand.shape[0], _CHUNK):
-        c = cand[s : s + _CHUNK]
-        ja, jb = ia[c], ib[c]
-        a_c, b_c = aa[ja], ab[jb]
-        inter = np.minimum(intersection_area(qa[ja], qb[jb]), np.minimum(a_c, b_c))
-        union = a_c + b_c - inter
-        if crowd is not None:
-            union = np.where(np.asarray(crowd, dtype=bool)[c], a_c, union)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            v = np.where(union > 0, inter / union, 0.0)
-        out[c] = np.clip(v, 0.0, 1.0)
-    return out
 
 
 def _below(

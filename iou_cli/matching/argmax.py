@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data import Dataset
-from ..geometry.obb import indexed_iou
+from ..geometry.obb import PairGeometry
 from .pairs import side_polygons
 
 FloatArray = npt.NDArray[np.float64]
@@ -73,6 +73,7 @@ def best_overlaps(ds: Dataset, *, floor: float | None = None) -> tuple[FloatArra
         return best, best_row
     qg, ag, bg = side_polygons(gt)
     qp, ap, bp = side_polygons(pr)
+    geo = PairGeometry(qp, qg, area_a=ap, area_b=ag, box_a=bp, box_b=bg)
     n_cat = max(len(ds.categories), 1)
     g_key = gt.image * n_cat + gt.category
     p_key = pr.image * n_cat + pr.category
@@ -96,9 +97,7 @@ def best_overlaps(ds: Dataset, *, floor: float | None = None) -> tuple[FloatArra
             off = np.cumsum(cnt) - cnt
             pos = np.repeat(lo[d] - off, cnt) + np.arange(n_pairs)
             pair_g = g_x[pos]
-            iou = indexed_iou(
-                qp, qg, pair_d, pair_g, area_a=ap, area_b=ag, box_a=bp, box_b=bg, floor=floor
-            )
+            iou = geo.iou(pair_d, pair_g, floor=floor)
             pos_iou = iou > 0
             pair_d, pair_g, iou = pair_d[pos_iou], pair_g[pos_iou], iou[pos_iou]
             if iou.size:

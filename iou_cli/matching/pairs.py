@@ -142,6 +142,33 @@ def pair_iou_obb(
     )
 
 
+_OBB_BLOCK = 1 << 16  # pairs gathered at once: small temporaries, reused from the heap
+
+
+def _group_pair_iou_obb(
+    ds: Dataset,
+    d_rows: IntArray,
+    g_rows_sorted: IntArray,
+    pair_det: IntArray,
+    pair_g: IntArray,
+    min_iou: float | None,
+) -> FloatArray:
+    """:func:`pair_iou_obb` of the pairs :func:`expand_groups` laid out, a block of pairs
+    at a time (millions of pairs: whole-array gathers faulted in hundreds of MB)."""
+    from ..geometry.obb import PairGeometry
+
+    qp, ap, bp = _side_obb(ds.pred)
+    qg, ag, bg = _side_obb(ds.gt)
+    geo = PairGeometry(qp, qg, area_a=ap, area_b=ag, box_a=bp, box_b=bg)
+    crowd = ds.gt.iscrowd
+    out = np.empty(pair_det.shape[0], dtype=np.float64)
+    for s in range(0, pair_det.shape[0], _OBB_BLOCK):
+        ia = d_rows[pair_det[s : s + _OBB_BLOCK]]
+        ib = g_rows_sorted[pair_g[s : s + _OBB_BLOCK]]
+        out[s : s + _OBB_BLOCK] = geo.iou(ia, ib, crowd=crowd[ib], floor=min_iou)
+    return out
+
+
 def pair_iou_segm(
     ds: Dataset,
     d_rows: IntArray,
@@ -347,7 +374,7 @@ def group_pair_iou(
     if iou_type == "segm":
         return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng, min_iou=min_sim)
     if iou_type == "obb":
-        return pair_iou_obb(ds, d_rows[pair_det], g_rows_sorted[pair_g], min_iou=min_sim)
+        return _group_pair_iou_obb(ds, d_rows, g_rows_sorted, pair_det, pair_g, min_sim)
     return pair_iou_bbox(ds, d_rows[pair_det], g_rows_sorted[pair_g])
 
 

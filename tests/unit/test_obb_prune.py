@@ -181,16 +181,21 @@ def test_coco_obb_pruning_changes_no_result(seed: int, monkeypatch: pytest.Monke
     fast = evaluate_dataset(ds, protocol="coco", iou_type="obb")
     n_fast = sum(clipped)
     clipped.clear()
-    real = pairs.pair_iou_obb
+    real = pairs._group_pair_iou_obb
     floors: list[float | None] = []
 
     def unpruned(
-        d: Dataset, d_rows: np.ndarray, g_rows: np.ndarray, *, min_iou: float | None = None
+        d: Dataset,
+        d_rows: np.ndarray,
+        g_rows: np.ndarray,
+        pair_det: np.ndarray,
+        pair_g: np.ndarray,
+        min_iou: float | None,
     ) -> np.ndarray:
         floors.append(min_iou)
-        return real(d, d_rows, g_rows, min_iou=None)
+        return real(d, d_rows, g_rows, pair_det, pair_g, None)
 
-    monkeypatch.setattr(pairs, "pair_iou_obb", unpruned)
+    monkeypatch.setattr(pairs, "_group_pair_iou_obb", unpruned)
     full = evaluate_dataset(ds, protocol="coco", iou_type="obb")
     assert floors and floors[0] == 0.5  # the run asks for pruning at its lowest threshold
     assert n_fast < 0.8 * sum(clipped)  # and pruning happened
@@ -216,3 +221,23 @@ def test_convex_geometry_is_remembered_only_for_equal_corners() -> None:
     assert q3.tobytes() == want_q.tobytes() and area3.tobytes() == want_area.tobytes()
     assert box3.tobytes() == aabb(want_q).tobytes()
     assert area1.tobytes() != area3.tobytes()
+
+
+def test_blocks_of_pairs_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """COCO's pairs and DOTA's candidate pairs are scored a block at a time: tiny blocks
+    (and tiny clipping chunks) give the same bits as one block."""
+    from iou_cli.api import evaluate_dataset
+    from iou_cli.matching import argmax, pairs
+
+    ds, dd = _coco_scene(1), _scene(1)
+    coco = evaluate_dataset(ds, protocol="coco", iou_type="obb").evaluation
+    dota = run_dota(dd, matches=True).match
+    monkeypatch.setattr(pairs, "_OBB_BLOCK", 7)
+    monkeypatch.setattr(argmax, "_PAIRS", 5)
+    monkeypatch.setattr(obb, "_CHUNK", 3)
+    coco2 = evaluate_dataset(ds, protocol="coco", iou_type="obb").evaluation
+    dota2 = run_dota(dd, matches=True).match
+    assert coco is not None and coco2 is not None
+    assert coco.precision.tobytes() == coco2.precision.tobytes()  # type: ignore[attr-defined]
+    assert dota.iou.tobytes() == dota2.iou.tobytes()
+    assert np.array_equal(dota.gt_row, dota2.gt_row) and np.array_equal(dota.tp, dota2.tp)
