@@ -256,10 +256,21 @@ def chunk_table(data: bytes, ncols: int) -> Table | None:
     return named[0], named[1], values.reshape(lines, ncols - 1)
 
 
+_TOKENS = 1 << 14
+
+
 def token_floats(tokens: list[str]) -> FloatArray | None:
     """``float()`` of whitespace-free tokens (``str.split()`` output) as float64, or None
     if one is not a finite number: the array path above over the joined tokens (ASCII),
     ``float()`` itself otherwise."""
+    if len(tokens) > _TOKENS:  # a block at a time: small temporaries (as CHUNK)
+        out = np.empty(len(tokens), dtype=np.float64)
+        for s in range(0, len(tokens), _TOKENS):
+            part = token_floats(tokens[s : s + _TOKENS])
+            if part is None:
+                return None
+            out[s : s + _TOKENS] = part
+        return out
     if not tokens:
         return np.zeros(0, dtype=np.float64)
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iou_cli.loaders import dota
+from iou_cli.loaders import bytetable, dota
 from iou_cli.loaders.bytetable import name_table, token_floats
 
 
@@ -119,13 +119,17 @@ def test_task1_fast_pandas_and_line_readers_agree(
         ]
 
 
-def test_token_floats_is_float() -> None:
+def test_token_floats_is_float(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(2)
     toks = ["5.", "-.5", "-0", "1e5", "1_0", "+3", "0.1000000000000000055511151231257827"]
     toks += [f"{rng.uniform(-5000, 5000):.{rng.randint(0, 17)}f}" for _ in range(3000)]
     got = token_floats(toks)
     want = np.array([float(t) for t in toks])
     assert got is not None and got.tobytes() == want.tobytes()
+    monkeypatch.setattr(bytetable, "_TOKENS", 7)  # blocks of tokens: the same values
+    got = token_floats(toks)
+    assert got is not None and got.tobytes() == want.tobytes()
+    assert token_floats(toks[:20] + ["x"]) is None
     arabic = ["\u0661\u0662", "3"]  # non-ASCII digits: float() reads them (the other path)
     got = token_floats(arabic)
     assert got is not None and got.tolist() == [12.0, 3.0]
