@@ -97,14 +97,24 @@ def signed_area(q: FloatArray) -> FloatArray:
     return 0.5 * (x[:, :-1] * y[:, 1:] - x[:, 1:] * y[:, :-1]).sum(axis=1)
 
 
-def _quad_area(q: FloatArray) -> FloatArray:
+XY = tuple[list[FloatArray], list[FloatArray]]
+
+
+def _xy(q: FloatArray) -> XY:
+    """The x and y of each corner of ``(N, 4, 2)`` quads as contiguous columns (one
+    transposed copy: the column arithmetic then reads memory in order)."""
+    cols = np.ascontiguousarray(q.reshape(q.shape[0], 8).T)
+    return [cols[0], cols[2], cols[4], cols[6]], [cols[1], cols[3], cols[5], cols[7]]
+
+
+def _quad_area(q: FloatArray, xy: XY | None = None) -> FloatArray:
     """:func:`signed_area` of quads, column by column: the same products and the same
     additions in the same order (the row sum of three terms), so the same bits, without
     the strided ``(N, 4, 2)`` temporaries."""
-    x, y = q[:, :, 0], q[:, :, 1]
-    x0, y0 = x[:, 0], y[:, 0]
-    dx = [x0 - x0, x[:, 1] - x0, x[:, 2] - x0, x[:, 3] - x0]
-    dy = [y0 - y0, y[:, 1] - y0, y[:, 2] - y0, y[:, 3] - y0]
+    x, y = _xy(q) if xy is None else xy
+    x0, y0 = x[0], y[0]
+    dx = [x0 - x0, x[1] - x0, x[2] - x0, x[3] - x0]
+    dy = [y0 - y0, y[1] - y0, y[2] - y0, y[3] - y0]
     t0 = dx[0] * dy[1] - dx[1] * dy[0]
     t1 = dx[1] * dy[2] - dx[2] * dy[1]
     t2 = dx[2] * dy[3] - dx[3] * dy[2]
@@ -117,12 +127,12 @@ def polygon_area(corners: npt.ArrayLike) -> FloatArray:
     return signed_area(q)
 
 
-def _turns(q: FloatArray) -> list[FloatArray]:
+def _turns(q: FloatArray, xy: XY | None = None) -> list[FloatArray]:
     """Cross product at each vertex of ``(N, 4, 2)`` quads (the turn direction): edge
     ``i`` runs from vertex ``i`` to ``i + 1``, vertex ``i`` turns from edge ``i - 1``."""
-    x, y = q[:, :, 0], q[:, :, 1]
-    ex = [x[:, (i + 1) % 4] - x[:, i] for i in range(4)]
-    ey = [y[:, (i + 1) % 4] - y[:, i] for i in range(4)]
+    x, y = _xy(q) if xy is None else xy
+    ex = [x[(i + 1) % 4] - x[i] for i in range(4)]
+    ey = [y[(i + 1) % 4] - y[i] for i in range(4)]
     return [ex[i - 1] * ey[i] - ey[i - 1] * ex[i] for i in range(4)]
 
 
@@ -170,13 +180,21 @@ def convex_quads_area(
     """:func:`convex_quads` and the :func:`signed_area` of its quads (computed once).
     ``copy=False``: quads that need no change come back as the input itself (read it
     only)."""
+    q, bad, area, _ = _convex(quads, copy)
+    return q, bad, area
+
+
+def _convex(quads: npt.ArrayLike, copy: bool) -> tuple[FloatArray, BoolArray, FloatArray, XY]:
+    """:func:`convex_quads_area` and the input's corner columns (:func:`_xy`; the hull of
+    the points has their extremes, so :func:`aabb` may read them)."""
     q = np.asarray(as_quads(quads), dtype=np.float64)
     owned = copy
     if copy:
         q = np.array(q, copy=True)
+    xy = _xy(q)
     if q.shape[0] == 0:
-        return q, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.float64)
-    t0, t1, t2, t3 = _turns(q)
+        return q, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.float64), xy
+    t0, t1, t2, t3 = _turns(q, xy)
     with np.errstate(invalid="ignore"):
         bad = ~(
             ((t0 >= 0) & (t1 >= 0) & (t2 >= 0) & (t3 >= 0))
@@ -189,14 +207,16 @@ def convex_quads_area(
         q, owned = q.copy(), True
     for i in fix:
         q[i] = _hull4(q[i])
-    area = signed_area(q)
+    area = _quad_area(q, xy)  # (the columns are a copy: the hulls are not in them)
+    if fix.size:
+        area[fix] = signed_area(q[fix])  # row by row: the bits a whole-array call gives
     cw = np.flatnonzero(area < 0)
     if cw.size:
         if not owned:
             q = q.copy()
         q[cw] = q[cw][:, ::-1]
-        area[cw] = signed_area(q[cw])  # row by row: the bits a whole-array call gives
-    return q, bad, area
+        area[cw] = signed_area(q[cw])
+    return q, bad, area, xy
 
 
 def _immutable(a: FloatArray) -> bool:
@@ -228,8 +248,8 @@ def convex_geometry(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray, FloatA
             same_memory = frozen and seen.ctypes.data == src.ctypes.data
             if (same_memory and seen.strides == src.strides) or np.array_equal(seen, src):
                 return q, bad, area, box
-    q, bad, area = convex_quads_area(src, copy=not frozen)
-    box = aabb(q)
+    q, bad, area, xy = _convex(src, copy=not frozen)
+    box = aabb(q, xy)
     for arr in (q, bad, area, box):
         if arr.flags.writeable:
             arr.setflags(write=False)
@@ -332,15 +352,15 @@ def intersection_area(pa: FloatArray, pb: FloatArray) -> FloatArray:
     return np.maximum(_polygon_area(px, py, n), 0.0)
 
 
-def aabb(q: FloatArray) -> FloatArray:
+def aabb(q: FloatArray, xy: XY | None = None) -> FloatArray:
     """``(N, 4)`` axis-aligned hulls ``x1 y1 x2 y2`` of ``(N, 4, 2)`` quads."""
-    x, y = q[..., 0], q[..., 1]
-    out = np.empty((q.shape[0], 4), dtype=np.float64)
-    np.minimum(np.minimum(x[:, 0], x[:, 1]), np.minimum(x[:, 2], x[:, 3]), out=out[:, 0])
-    np.minimum(np.minimum(y[:, 0], y[:, 1]), np.minimum(y[:, 2], y[:, 3]), out=out[:, 1])
-    np.maximum(np.maximum(x[:, 0], x[:, 1]), np.maximum(x[:, 2], x[:, 3]), out=out[:, 2])
-    np.maximum(np.maximum(y[:, 0], y[:, 1]), np.maximum(y[:, 2], y[:, 3]), out=out[:, 3])
-    return out
+    x, y = _xy(q) if xy is None else xy
+    out = np.empty((4, q.shape[0]), dtype=np.float64)
+    np.minimum(np.minimum(x[0], x[1]), np.minimum(x[2], x[3]), out=out[0])
+    np.minimum(np.minimum(y[0], y[1]), np.minimum(y[2], y[3]), out=out[1])
+    np.maximum(np.maximum(x[0], x[1]), np.maximum(x[2], x[3]), out=out[2])
+    np.maximum(np.maximum(y[0], y[1]), np.maximum(y[2], y[3]), out=out[3])
+    return np.ascontiguousarray(out.T)
 
 
 def indexed_iou(
