@@ -8,6 +8,8 @@ cannot overlap are never formed, and only pairs whose axis-aligned boxes overlap
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import numpy.typing as npt
 
@@ -83,28 +85,54 @@ def best_overlaps(ds: Dataset, *, floor: float | None = None) -> tuple[FloatArra
     best_row[has] = first_gt[has]
     ng = hi - lo
     ends = np.cumsum(ng)
+    blocks = []
     start = 0
     while start < n_pred:
         # a block of predictions whose pairs stay under _PAIRS (at least one prediction)
         base = int(ends[start - 1]) if start else 0
         stop = int(np.searchsorted(ends, base + _PAIRS, side="right"))
         stop = min(max(stop, start + 1), n_pred)
-        d = np.arange(start, stop, dtype=np.int64)
+        blocks.append((start, stop))
+        start = stop
+
+    def block(span: tuple[int, int]) -> None:
+        """Score one block's pairs; its predictions' entries are its own to write."""
+        d = np.arange(span[0], span[1], dtype=np.int64)
         cnt = ng[d]
         n_pairs = int(cnt.sum())
-        if n_pairs:
-            pair_d = np.repeat(d, cnt)
-            off = np.cumsum(cnt) - cnt
-            pos = np.repeat(lo[d] - off, cnt) + np.arange(n_pairs)
-            pair_g = g_x[pos]
-            iou = geo.iou(pair_d, pair_g, floor=floor)
-            pos_iou = iou > 0
-            pair_d, pair_g, iou = pair_d[pos_iou], pair_g[pos_iou], iou[pos_iou]
-            if iou.size:
-                # per prediction: the largest IoU, then the lowest row (file order)
-                o = np.lexsort((pair_g, -iou, pair_d))
-                lead = o[np.r_[True, pair_d[o][1:] != pair_d[o][:-1]]]
-                best[pair_d[lead]] = iou[lead]
-                best_row[pair_d[lead]] = pair_g[lead]
-        start = stop
+        if not n_pairs:
+            return
+        pair_d = np.repeat(d, cnt)
+        off = np.cumsum(cnt) - cnt
+        pos = np.repeat(lo[d] - off, cnt) + np.arange(n_pairs)
+        pair_g = g_x[pos]
+        iou = geo.iou(pair_d, pair_g, floor=floor)
+        pos_iou = iou > 0
+        pair_d, pair_g, iou = pair_d[pos_iou], pair_g[pos_iou], iou[pos_iou]
+        if iou.size:
+            # per prediction: the largest IoU, then the lowest row (file order)
+            o = np.lexsort((pair_g, -iou, pair_d))
+            lead = o[np.r_[True, pair_d[o][1:] != pair_d[o][:-1]]]
+            best[pair_d[lead]] = iou[lead]
+            best_row[pair_d[lead]] = pair_g[lead]
+
+    workers = min(_THREADS, len(blocks), _cpus())
+    if workers < 2:
+        for span in blocks:
+            block(span)
+    else:  # the array operations release the GIL: blocks on a few threads
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(block, blocks))
     return best, best_row
+
+
+_THREADS = 4  # at most; blocks of pairs are scored on up to this many threads
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

@@ -241,3 +241,9 @@ def test_blocks_of_pairs_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None
     assert coco.precision.tobytes() == coco2.precision.tobytes()  # type: ignore[attr-defined]
     assert dota.iou.tobytes() == dota2.iou.tobytes()
     assert np.array_equal(dota.gt_row, dota2.gt_row) and np.array_equal(dota.tp, dota2.tp)
+    monkeypatch.setattr(argmax, "_cpus", lambda: 3)  # many blocks on threads, or on one
+    for threads in (3, 1):
+        monkeypatch.setattr(argmax, "_THREADS", threads)
+        again = run_dota(dd, matches=True).match
+        assert again.iou.tobytes() == dota.iou.tobytes()
+        assert np.array_equal(again.gt_row, dota.gt_row)
