@@ -24,10 +24,11 @@ import numpy as np
 
 from ..data import Boxes, Categories, Images, Side
 from ..errors import InputError
-from ..geometry.obb import aabb, convex_quads, signed_area
+from ..geometry.obb import convex_geometry
 from ..options import LoadOptions
-from .bulktext import bulk_floats, token_rows
-from .files import is_readable_member, read_text
+from .bulktext import token_rows
+from .bytetable import Table, chunk_table, line_chunks, token_floats
+from .files import decode_text, is_readable_member, read_input, read_text
 
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
 TASK1 = re.compile(r"^Task1_(.+)\.txt$")
@@ -107,14 +108,14 @@ def _is_number(s: str) -> bool:
 
 def _quad_notes(corners: np.ndarray, path: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Areas and axis-aligned hulls of the quads, and the warning for non-convex ones."""
-    q, bad = convex_quads(corners.reshape(-1, 4, 2))
+    _, bad, area, box = convex_geometry(corners.reshape(-1, 4, 2))
     notes = []
     if bad.any():
         notes.append(
             f"{path}: {int(bad.sum())} quadrilateral(s) are not convex (a dent or crossed "
             "edges); IoU uses their convex hull"
         )
-    return signed_area(q), aabb(q), notes
+    return area.copy(), box.copy(), notes
 
 
 def _side(
@@ -218,7 +219,7 @@ def _gt_bulk(
         return None
     del tok[8::10]
     del tok[8::9]
-    corners = bulk_floats(tok, 8 * n)
+    corners = token_floats(tok)
     if corners is None:
         return None
     img = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
@@ -332,6 +333,47 @@ def _task1_table(text: str) -> tuple[np.ndarray, list[str], np.ndarray] | None:
     return codes.astype(np.int64), [str(u) for u in uniques], values
 
 
+_THREAD_BYTES = 1 << 21  # Task1 folders above this are parsed on several threads
+
+
+def _plain_tables(datas: list[bytes]) -> list[list[Table] | None]:
+    """Each Task1 file's tables of its pieces of whole lines (:func:`line_chunks`,
+    :func:`chunk_table`), None where one is not plain; large folders spread the pieces over
+    a few threads (the array operations release the GIL). The same either way."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    workers = min(4, cpus or 1)
+    pieces = [line_chunks(d) for d in datas]
+    flat = [p for ps in pieces for p in ps]
+    if workers < 2 or sum(len(d) for d in datas) < _THREAD_BYTES:
+        done = iter([name_table_piece(p) for p in flat])
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = iter(list(pool.map(name_table_piece, flat)))
+    out: list[list[Table] | None] = []
+    for ps in pieces:
+        tables = [next(done) for _ in ps]
+        out.append(None if any(t is None for t in tables) else [t for t in tables if t])
+    return out
+
+
+def name_table_piece(data: bytes) -> Table | None:
+    """One piece of a Task1 file (:func:`chunk_table` of its 10 columns)."""
+    return chunk_table(data, 10)
+
+
+def _task1_fast(data: bytes, file: str, tables: list[Table] | None) -> list[Table] | str:
+    """A Task1 file's tables (image codes, their names, values) when it is plain
+    (``tables``, the byte reader's answer, then pandas' reader for other whitespace), else
+    its text for the line reader."""
+    if tables is not None:
+        return tables
+    text = decode_text(data, file)
+    table = _task1_table(text)
+    return [table] if table is not None else text
+
+
 def _task1_lines(text: str, file: str) -> tuple[list[str], np.ndarray, np.ndarray]:
     """A Task1 file line by line: (image of each row, values, line numbers); a bad line is
     an :class:`InputError` at its line."""
@@ -382,29 +424,38 @@ def load_dota_task1(path: str) -> Side:
     single = not os.path.isdir(path)
     base = os.path.dirname(path) if single else path
     key_index: dict[str, int] = {}
-    blocks: list[np.ndarray] = []  # per file: (rows, 9) score + corners
+    blocks: list[np.ndarray] = []  # per piece: (rows, 9) score + corners
     img: list[np.ndarray] = []
     line_no: list[np.ndarray] = []
-    read_paths = []
-    for name in (n for _, n in files):
-        file = os.path.join(base, name)
-        read_paths.append(file)
-        text = read_text(file, member=not single)
-        table = _task1_table(text)
-        if table is not None:
-            codes, uniques, values = table
-            rows = np.arange(1, values.shape[0] + 1, dtype=np.int64)
-        else:
-            images, values, rows = _task1_lines(text, file)
+    counts = [0] * len(files)
+    read_paths = [os.path.join(base, name) for _, name in files]
+    datas: list[bytes | InputError] = []
+    for file in read_paths:
+        try:
+            datas.append(read_input(file, member=not single))
+        except InputError as e:  # raised in its turn below (an earlier file's error first)
+            datas.append(e)
+    plain = _plain_tables([d for d in datas if not isinstance(d, InputError)])
+    for k, (file, data) in enumerate(zip(read_paths, datas, strict=True)):
+        if isinstance(data, InputError):
+            raise data
+        tables = _task1_fast(data, file, plain.pop(0))
+        if isinstance(tables, str):
+            images, values, rows = _task1_lines(tables, file)
             uniques = list(dict.fromkeys(images))
             local = {u: i for i, u in enumerate(uniques)}
             codes = np.asarray([local[im] for im in images], dtype=np.int64)
-        to_global = [key_index.setdefault(u, len(key_index)) for u in uniques]
-        img.append(np.asarray(to_global, dtype=np.int64)[codes])
-        blocks.append(values)
-        line_no.append(rows)
-    counts = [b.shape[0] for b in blocks]
-    vals = np.concatenate(blocks) if blocks else np.zeros((0, 9))
+            tables = [(codes, uniques, values)]
+            line_no.append(rows)
+        else:  # plain: every line is a row
+            n = sum(v.shape[0] for _, _, v in tables)
+            line_no.append(np.arange(1, n + 1, dtype=np.int64))
+        for codes, uniques, values in tables:
+            to_global = [key_index.setdefault(u, len(key_index)) for u in uniques]
+            img.append(np.asarray(to_global, dtype=np.int64)[codes])
+            blocks.append(values)
+            counts[k] += values.shape[0]
+    corners, score = _columns(blocks)
     cat = np.repeat(np.arange(len(files), dtype=np.int64), counts)
     ll = np.concatenate(line_no) if line_no else np.zeros(0, dtype=np.int64)
     file_names = [name for _, name in files]
@@ -413,14 +464,30 @@ def load_dota_task1(path: str) -> Side:
         "dota-task1",
         list(key_index),
         [cname for cname, _ in files],
-        vals[:, 1:],
+        corners,
         np.concatenate(img) if img else np.zeros(0, dtype=np.int64),
         cat,
-        score=vals[:, 0],
+        score=score,
         difficult=None,
         loc=lambda r: f"{file_names[int(cat[r])]}:{int(ll[r])}",
         read_paths=read_paths,
     )
+
+
+def _columns(blocks: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(corners, scores) of ``(rows, 9)`` score-and-corner blocks, each column written
+    once into its final array; the corners read-only (``geometry.obb.convex_geometry``
+    then knows the matching asks for the quads it computed for the loader)."""
+    n = sum(b.shape[0] for b in blocks)
+    corners = np.empty((n, 8), dtype=np.float64)
+    score = np.empty(n, dtype=np.float64)
+    at = 0
+    for b in blocks:
+        corners[at : at + b.shape[0]] = b[:, 1:]
+        score[at : at + b.shape[0]] = b[:, 0]
+        at += b.shape[0]
+    corners.setflags(write=False)
+    return corners, score
 
 
 def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:

@@ -234,7 +234,11 @@ open_input = read_input  # the name the other loaders' authors look for
 def read_text(path: str, *, member: bool = False, expected: str = "a text file") -> str:
     """:func:`read_input` decoded as UTF-8 (a BOM is dropped; CRLF and CR become LF),
     with the first bad byte located."""
-    data = read_input(path, member=member, expected=expected)
+    return decode_text(read_input(path, member=member, expected=expected), path)
+
+
+def decode_text(data: bytes, path: str) -> str:
+    """Bytes read from ``path`` as :func:`read_text` decodes them."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:

@@ -92,25 +92,43 @@ def side_quads(boxes: Boxes) -> tuple[FloatArray, FloatArray]:
     """Convex counter-clockwise ``(N, 4, 2)`` quads of a side (its ``obb`` corners; boxes
     without that column as their four corners) and the areas its ``box_area`` gives (``w*h``
     of a COCO ``obb``, the polygon's area for corners); NaN areas are the polygon's."""
-    from ..geometry.obb import convex_quads, signed_area
+    q, area, _ = _side_obb(boxes)
+    return q, area
+
+
+def _side_obb(boxes: Boxes) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`side_quads` and the quads' axis-aligned hulls."""
+    q, poly, box = side_polygons(boxes)
+    missing = np.isnan(boxes.box_area)
+    if not missing.any():
+        return q, boxes.box_area, box
+    return q, np.where(missing, poly, boxes.box_area), box
+
+
+def side_polygons(boxes: Boxes) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Convex counter-clockwise ``(N, 4, 2)`` quads of a side, their polygon areas and
+    axis-aligned hulls (read-only; ``geometry.obb.convex_geometry``)."""
+    from ..geometry.obb import convex_geometry
 
     if boxes.obb is not None:
         raw = boxes.obb.reshape(-1, 4, 2)
     else:
         x1, y1, x2, y2 = (boxes.xyxy[:, k] for k in range(4))
         raw = np.stack([x1, y1, x2, y1, x2, y2, x1, y2], axis=1).reshape(-1, 4, 2)
-    q, _ = convex_quads(raw)
-    area = np.where(np.isnan(boxes.box_area), signed_area(q), boxes.box_area)
-    return q, area
+    q, _, area, box = convex_geometry(raw)
+    return q, area, box
 
 
-def pair_iou_obb(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray:
+def pair_iou_obb(
+    ds: Dataset, d_rows: IntArray, g_rows: IntArray, *, min_iou: float | None = None
+) -> FloatArray:
     """Rotated-box IoU of aligned (prediction row, ground-truth row) arrays, crowd rule
-    applied (intersection over the prediction's area)."""
+    applied (intersection over the prediction's area); pairs provably below ``min_iou``
+    are 0 without clipping (``indexed_iou``'s ``floor``)."""
     from ..geometry.obb import indexed_iou
 
-    qp, ap = side_quads(ds.pred)
-    qg, ag = side_quads(ds.gt)
+    qp, ap, bp = _side_obb(ds.pred)
+    qg, ag, bg = _side_obb(ds.gt)
     return indexed_iou(
         qp,
         qg,
@@ -118,8 +136,38 @@ def pair_iou_obb(ds: Dataset, d_rows: IntArray, g_rows: IntArray) -> FloatArray:
         np.asarray(g_rows, dtype=np.int64),
         area_a=ap,
         area_b=ag,
+        box_a=bp,
+        box_b=bg,
         crowd=ds.gt.iscrowd[g_rows],
+        floor=min_iou,
     )
+
+
+_OBB_BLOCK = 1 << 16  # pairs gathered at once: small temporaries, reused from the heap
+
+
+def _group_pair_iou_obb(
+    ds: Dataset,
+    d_rows: IntArray,
+    g_rows_sorted: IntArray,
+    pair_det: IntArray,
+    pair_g: IntArray,
+    min_iou: float | None,
+) -> FloatArray:
+    """:func:`pair_iou_obb` of the pairs :func:`expand_groups` laid out, a block of pairs
+    at a time (millions of pairs: whole-array gathers faulted in hundreds of MB)."""
+    from ..geometry.obb import PairGeometry
+
+    qp, ap, bp = _side_obb(ds.pred)
+    qg, ag, bg = _side_obb(ds.gt)
+    geo = PairGeometry(qp, qg, area_a=ap, area_b=ag, box_a=bp, box_b=bg)
+    crowd = ds.gt.iscrowd
+    out = np.empty(pair_det.shape[0], dtype=np.float64)
+    for s in range(0, pair_det.shape[0], _OBB_BLOCK):
+        ia = d_rows[pair_det[s : s + _OBB_BLOCK]]
+        ib = g_rows_sorted[pair_g[s : s + _OBB_BLOCK]]
+        out[s : s + _OBB_BLOCK] = geo.iou(ia, ib, crowd=crowd[ib], floor=min_iou)
+    return out
 
 
 def pair_iou_segm(
@@ -318,15 +366,16 @@ def group_pair_iou(
 ) -> FloatArray:
     """The similarity of every pair :func:`expand_groups` laid out, by the geometry
     ``iou_type``: box IoU (``bbox``), mask IoU (``segm``), rotated-box IoU (``obb``) or OKS
-    (``keypoints``); for ``segm`` and ``keypoints`` pairs provably below ``min_sim`` may be
-    given 0 (see :func:`pair_iou_segm`, :func:`pair_oks`)."""
+    (``keypoints``); for ``segm``, ``obb`` and ``keypoints`` pairs provably below
+    ``min_sim`` may be given 0 (see :func:`pair_iou_segm`, :func:`pair_iou_obb`,
+    :func:`pair_oks`)."""
     if iou_type == "keypoints":
         sig = sigma_table(ds)[0]
         return pair_oks(ds, d_rows[pair_det], g_rows_sorted[pair_g], sig, min_oks=min_sim)
     if iou_type == "segm":
         return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng, min_iou=min_sim)
     if iou_type == "obb":
-        return pair_iou_obb(ds, d_rows[pair_det], g_rows_sorted[pair_g])
+        return _group_pair_iou_obb(ds, d_rows, g_rows_sorted, pair_det, pair_g, min_sim)
     return pair_iou_bbox(ds, d_rows[pair_det], g_rows_sorted[pair_g])
 
 

@@ -48,12 +48,16 @@ def devkit_order(pr: Boxes, n_cat: int) -> IntArray:
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
 
-def dota_match(ds: Dataset, *, iou_thr: float = 0.5) -> VocMatch:
-    """Match every prediction the DOTA devkit way (see the module docstring)."""
+def dota_match(ds: Dataset, *, iou_thr: float = 0.5, exact_misses: bool = True) -> VocMatch:
+    """Match every prediction the DOTA devkit way (see the module docstring).
+
+    ``exact_misses=False``: pairs whose IoU is provably below ``iou_thr`` are not clipped,
+    so a miss's ``iou`` / ``gt_row`` may be lower / another ground truth than its best
+    (``--matches`` rows show them; TP, FP, AP and the hits are identical either way)."""
     gt, pr = ds.gt, ds.pred
     n_pred = len(pr)
     hard = gt.difficult | gt.iscrowd | gt.ignore
-    best, best_row = best_overlaps(ds)
+    best, best_row = best_overlaps(ds, floor=None if exact_misses else iou_thr)
     order = devkit_order(pr, len(ds.categories))
     hit = best > iou_thr
     has = best_row >= 0
@@ -105,7 +109,7 @@ def run_dota(
     """Run the DOTA task-1 protocol on a joined dataset; see the module docstring."""
     if not 0.0 <= iou_thr < 1.0:
         raise UsageError(f"--iou-thr: expected a value in [0, 1), got {iou_thr}")
-    m = dota_match(ds, iou_thr=iou_thr)
+    m = dota_match(ds, iou_thr=iou_thr, exact_misses=matches)
     params = {
         "iou_thr": float(iou_thr),
         "all_point": bool(all_point),

@@ -186,12 +186,13 @@ def random_scene(seed: int) -> tuple[list[str], list[str], dict, dict]:
     return images, classes, gts, dets
 
 
+@pytest.mark.parametrize("matches", [True, False])  # False: pairs below 0.5 are pruned
 @pytest.mark.parametrize("all_point", [False, True])
 @pytest.mark.parametrize("seed", range(25))
-def test_random_scenes_match_devkit_loop(seed: int, all_point: bool) -> None:
+def test_random_scenes_match_devkit_loop(seed: int, all_point: bool, matches: bool) -> None:
     images, classes, gts, dets = random_scene(seed)
     ds = to_dataset(images, classes, gts, dets)
-    res = run_dota(ds, all_point=all_point).result()
+    res = run_dota(ds, all_point=all_point, matches=matches).result()
     aps = []
     for k, c in enumerate(classes):
         npos = sum(1 for im in images for o in gts.get(im, []) if o[1] == c and not o[2])

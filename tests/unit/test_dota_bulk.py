@@ -76,6 +76,7 @@ def test_bulk_and_line_readers_agree(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert fast_gt.locator is not None and fast_gt.locator(0).startswith("P00")
     monkeypatch.setattr(dota, "_gt_bulk", lambda texts: None)
     monkeypatch.setattr(dota, "_task1_table", lambda text: None)
+    monkeypatch.setattr(dota, "name_table_piece", lambda data: None)
     _same(fast_gt, dota.load_dota_gt(str(gt)))
     _same(fast_pr, dota.load_dota_task1(str(t1)))
 
