@@ -200,8 +200,6 @@ class Pending:
     """
 
     def __init__(self, data: bytes, jobs: int, field: str) -> None:
-        import multiprocessing
-
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         self.data, self.field = data, field
@@ -212,7 +210,11 @@ class Pending:
         slices = None if len(data) <= chunk else _split(data, chunk)
         self.slices = slices
         n = min(jobs, len(slices or ()))
-        if slices is None or n < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        if slices is None or n < 2:
+            return
+        import multiprocessing  # (only to fork: one process needs none of it)
+
+        if "fork" not in multiprocessing.get_all_start_methods():
             return
         # plain forked processes, one pipe each (not a Pool): nothing is shared but the
         # pipe, so ending them never waits on a lock a worker holds (a Pool's terminate()
