@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,3 +85,32 @@ def test_the_check_sees_a_lazy_import_made_eager(
     (tmp_path / "sitecustomize.py").write_text("import difflib\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT)]))
     assert "difflib" in imported(["--version"])
+
+
+def _param(p: Any) -> tuple[Any, ...]:
+    return (
+        p.name,
+        p.opts,
+        p.secondary_opts,
+        p.required,
+        p.default,
+        p.nargs,
+        str(p.type),
+        getattr(p, "help", None),
+    )
+
+
+def test_a_verbs_own_command_is_the_one_of_the_whole_group() -> None:
+    # a run builds only its verb's click command: the same parameters, help and epilog as
+    # the verb has in the group of all verbs (which --install-completion and the docs use)
+    from iou_cli.cli.app import VERBS, click_command
+
+    full = click_command(None)
+    assert set(full.commands) == VERBS
+    for verb in VERBS:
+        group = click_command(verb)
+        assert list(group.commands) == [verb]
+        one, ref = group.commands[verb], full.commands[verb]
+        assert [_param(p) for p in one.params] == [_param(p) for p in ref.params]
+        assert (one.help, one.epilog) == (ref.help, ref.epilog)
+        assert [p.name for p in group.params] == [p.name for p in full.params]
