@@ -106,8 +106,8 @@ $(VENV)/.bench-stamp: $(STAMP)
 bench: $(VENV)/.bench-stamp
 	$(BIN)/python bench/iou_matrix.py
 	$(BIN)/python bench/run.py --scale 1
-	$(BIN)/python bench/run.py --scale 1 --iou-type segm
-	$(BIN)/python bench/run.py --scale 1 --iou-type keypoints --tools iou-eval,pycocotools,faster-coco-eval,hotcoco
+	$(BIN)/python bench/run.py --scale 1 --iou-type segm --tools iou-eval,pycocotools,faster-coco-eval,hotcoco,hotcoco-1t,iou-eval-jobs
+	$(BIN)/python bench/run.py --scale 1 --iou-type keypoints --tools iou-eval,pycocotools,faster-coco-eval,hotcoco,hotcoco-1t,iou-eval-jobs
 	$(BIN)/python bench/run.py --scale 1 --tools iou-eval,iou-eval+analyses
 	$(BIN)/python bench/lvis_bench.py
 	$(BIN)/python bench/compare.py

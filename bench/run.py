@@ -38,6 +38,9 @@ BIN = os.path.dirname(os.path.abspath(sys.executable))
 STAT_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"]
 KPT_KEYS = ["AP", "AP50", "AP75", "APm", "APl", "AR", "AR50", "AR75", "ARm", "ARl"]
 ALL_TOOLS = ["iou-eval", "pycocotools", "faster-coco-eval", "hotcoco", "hotcoco-cli"]
+# not in the default list: hotcoco's library held to one thread (its rayon pool), and iou-eval
+# on all cores, so single-core and all-core figures can be set side by side in one run
+EXTRA_TOOLS = ["hotcoco-1t", "iou-eval-jobs"]
 # every analysis of issue 11 on top of the evaluation (not in the default tool list)
 ANALYSES = ["--tide", "--confusion", "--per-image", "--calibration"]
 REFERENCE = "pycocotools"
@@ -53,6 +56,8 @@ def command(tool: str, preds: str, gt: str, iou_type: str = "bbox") -> list[str]
         exe = os.path.join(BIN, "iou-eval")
         exe = exe if os.path.exists(exe) else "iou-eval"
         return [exe, preds, gt, "-o", "json", "--iou-type", iou_type]
+    if tool == "iou-eval-jobs":
+        return command("iou-eval", preds, gt, iou_type) + ["--jobs", "0"]
     if tool == "iou-eval+analyses":
         return command("iou-eval", preds, gt, iou_type) + ANALYSES
     if tool == "pycocotools":
@@ -61,11 +66,13 @@ def command(tool: str, preds: str, gt: str, iou_type: str = "bbox") -> list[str]
         return _anchor("faster_coco_eval") + [preds, gt, iou_type]
     if tool == "hotcoco":
         return _anchor("hotcoco") + [preds, gt, iou_type]
+    if tool == "hotcoco-1t":
+        return ["env", "RAYON_NUM_THREADS=1", *command("hotcoco", preds, gt, iou_type)]
     if tool == "hotcoco-cli":
         exe = os.path.join(BIN, "coco")
         exe = exe if os.path.exists(exe) else "coco"
         return [exe, "eval", "--gt", gt, "--dt", preds, "--json", "--iou-type", iou_type]
-    raise SystemExit(f"unknown tool {tool!r} (choose from {', '.join(ALL_TOOLS)})")
+    raise SystemExit(f"unknown tool {tool!r} (choose from {', '.join(ALL_TOOLS + EXTRA_TOOLS)})")
 
 
 def installed(tool: str) -> bool:
@@ -74,6 +81,8 @@ def installed(tool: str) -> bool:
     module = {
         "iou-eval": "iou_cli",
         "iou-eval+analyses": "iou_cli",
+        "iou-eval-jobs": "iou_cli",
+        "hotcoco-1t": "hotcoco",
         "pycocotools": "pycocotools",
         "faster-coco-eval": "faster_coco_eval",
         "hotcoco": "hotcoco",
@@ -297,6 +306,17 @@ def main() -> None:  # noqa: C901
             f"iou-eval / hotcoco (library): time {tr:.2f}x, peak RSS {mr:.2f}x "
             f"(target: <= 1.5x and <= 2x: {verdict} it).",
         ]
+    for mine, theirs, label in (
+        ("iou-eval", "hotcoco-1t", "iou-eval / hotcoco on one thread (RAYON_NUM_THREADS=1)"),
+        ("iou-eval-jobs", "hotcoco", "iou-eval --jobs 0 / hotcoco on all cores"),
+    ):
+        a, b = results.get(mine), results.get(theirs)
+        if a and b and a.walls and b.walls:
+            lines += [
+                "",
+                f"{label}: wall {med(a.walls) / med(b.walls):.2f}x, "
+                f"CPU {med(a.cpu) / med(b.cpu):.2f}x.",
+            ]
     text = "\n".join(lines)
     print(text)
     os.makedirs(args.out, exist_ok=True)
