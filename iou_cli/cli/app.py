@@ -89,9 +89,9 @@ def click_command(verb: str | None) -> Any:
     """The click group that runs ``verb``: with that verb's command only (building a
     command reads its whole signature: the 8 verbs took ~25 ms of every run), or every
     verb's for anything else (the root options, completion)."""
-    if verb not in VERBS:
+    if verb not in VERBS and verb != "--version":
         return typer.main.get_command(app)
-    one = copy.copy(app)
+    one = copy.copy(app)  # (--version: the root callback alone, it exits first)
     one.registered_commands = [c for c in app.registered_commands if c.name == verb]
     return typer.main.get_command(one)
 

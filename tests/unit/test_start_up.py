@@ -114,3 +114,5 @@ def test_a_verbs_own_command_is_the_one_of_the_whole_group() -> None:
         assert [_param(p) for p in one.params] == [_param(p) for p in ref.params]
         assert (one.help, one.epilog) == (ref.help, ref.epilog)
         assert [p.name for p in group.params] == [p.name for p in full.params]
+    # --version needs the root callback only (eager: it prints and exits before any verb)
+    assert click_command("--version").commands == {}
