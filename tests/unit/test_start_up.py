@@ -116,3 +116,30 @@ def test_a_verbs_own_command_is_the_one_of_the_whole_group() -> None:
         assert [p.name for p in group.params] == [p.name for p in full.params]
     # --version needs the root callback only (eager: it prints and exits before any verb)
     assert click_command("--version").commands == {}
+
+
+@pytest.mark.parametrize("preset", [None, "4"])
+def test_console_script_holds_openblas_to_one_thread_unless_set(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], preset: str | None
+) -> None:
+    # set before NumPy is imported: the CLI's modules do not import it (a fresh process)
+    p = subprocess.run(
+        [sys.executable, "-c", "import sys, iou_cli.cli.app; print('numpy' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert p.stdout.strip() == "False", p.stderr
+    from iou_cli.cli.app import main
+
+    if preset is None:
+        monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", preset)
+    monkeypatch.setattr(sys, "argv", ["iou-eval", "--version"])
+    monkeypatch.setattr("gc.freeze", lambda: None)  # (not this test process's heap)
+    monkeypatch.setattr("gc.set_threshold", lambda *a: None)
+    with pytest.raises(SystemExit):
+        main()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == (preset or "1")
+    assert "iou-eval" in capsys.readouterr().out
