@@ -1,4 +1,5 @@
-"""The cluster driver's peak allocation per prediction (tracemalloc), COCO bbox defaults.
+"""The cluster driver's peak allocation per prediction (tracemalloc), COCO bbox defaults
+(or ``--protocol voc`` / ``voc07``).
 
 Runs the cluster's plan in one process (map per image bucket, reduce per class) on a
 ``bench/gen.py`` set, then measures only the driver's step: the per-class rows streamed in
@@ -7,6 +8,7 @@ Result. ``--old`` measures the former driver instead (every class's records ship
 driver and reduced there), for comparison.
 
     python bench/driver_memory.py [--scale 1] [--images N] [--buckets 8] [--old]
+        [--protocol coco|lvis|voc|voc07]
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=0, help="only the first N images (0: all)")
     ap.add_argument("--buckets", type=int, default=8)
     ap.add_argument("--old", action="store_true")
+    ap.add_argument("--protocol", default="coco", choices=["coco", "voc", "voc07"])
     a = ap.parse_args()
     preds_path, gt_path = ensure(a.scale)
     gt = json.loads(Path(gt_path).read_text())
@@ -63,7 +66,7 @@ def main() -> None:
         gt["images"] = [im for im in gt["images"] if im["id"] in keep]
         gt["annotations"] = [g for g in gt["annotations"] if g["image_id"] in keep]
         dets = [d for d in dets if d["image_id"] in keep]
-    job = core.Job(gt=gt, protocol="coco", options={"iou_type": "bbox"})
+    job = core.Job(gt=gt, protocol=a.protocol, options={"iou_type": "bbox"})
     df = pd.DataFrame(dets)
     df[core.ORDER] = np.arange(len(df))
     df[core.BUCKET] = df["image_id"] % a.buckets
@@ -83,11 +86,12 @@ def main() -> None:
     res = (_old_combine if a.old else core.combine)(job, stream)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
+    key = "AP" if a.protocol == "coco" else "mAP"
     print(
-        f"{'former' if a.old else 'per-class'} driver: {n:,} predictions, "
+        f"{a.protocol} {'former' if a.old else 'per-class'} driver: {n:,} predictions, "
         f"{received / n:.1f} bytes/prediction received, "
         f"peak {peak / 2**20:.1f} MiB = {peak / n:.1f} bytes/prediction "
-        f"(AP {res.summary['AP']:.4f}, score_thr {res.params['score_thr']})"
+        f"({key} {res.summary[key]:.4f}, score_thr {res.summary['score_thr']})"
     )
 
 

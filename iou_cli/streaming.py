@@ -35,6 +35,16 @@ from .result import Result
 from .state.partial import PartialState, merge_states
 from .state.targets import BOX_FORMATS, BatchReader, as_array, scalar_id, to_xywh
 
+# targets given per batch: the iou types each protocol takes them for (LVIS: its per-image
+# lists neg_category_ids / not_exhaustive_category_ids ride on each image's target dict)
+TARGET_KINDS = {
+    "coco": ("bbox", "segm", "keypoints", "obb"),
+    "lvis": ("bbox", "segm"),
+    "voc": ("bbox", "obb"),
+    "voc07": ("bbox", "obb"),
+    "dota": ("obb",),
+}
+
 _COMPACT = 64  # merge the per-update states every this many updates
 _array, _scalar, _xywh = as_array, scalar_id, to_xywh
 
@@ -91,6 +101,18 @@ def records_from_arrays(
     return recs, ids
 
 
+def _pose_k(categories: list[dict[str, Any]], sigmas: Any) -> int:
+    """Targets given per batch: the K of a state without any pose yet (see BatchReader)."""
+    if sigmas is not None:
+        return int(np.asarray(sigmas, dtype=np.float64).reshape(-1).shape[0])
+    for c in categories:  # a category's keypoint names, or its OKS sigmas (iou-eval's key)
+        for key in ("keypoints", "sigmas"):
+            values = c.get(key)
+            if isinstance(values, list) and values:
+                return len(values)
+    return 17
+
+
 class Evaluator:
     """Streaming, mergeable evaluation (see the module docstring).
 
@@ -103,7 +125,8 @@ class Evaluator:
     image.
 
     Without a ground truth, ``categories=`` (ids or COCO category dicts) makes the targets
-    come per batch: ``update(predictions, targets)`` (``coco``, ``voc``, ``voc07``; see
+    come per batch: ``update(predictions, targets)`` (``coco``, ``lvis``, ``voc``, ``voc07``,
+    ``dota``: boxes, masks, keypoints, rotated boxes as :data:`TARGET_KINDS` lists; see
     :mod:`iou_cli.state.targets` and docs/streaming.md); its states are keyed by image id.
     """
 
@@ -153,13 +176,18 @@ class Evaluator:
         if gt is not None:
             self._load_gt(gt)
         elif categories is not None:
-            if protocol not in ("coco", "voc", "voc07") or run.iou_type not in ("bbox", "segm"):
+            if run.iou_type not in TARGET_KINDS.get(protocol, ()):
                 raise UsageError(
                     f"Evaluator: --protocol {protocol} --iou-type {run.iou_type} needs a "
-                    "ground-truth file (targets given per batch work with coco bbox and segm, "
-                    "voc and voc07)"
+                    "ground-truth file (targets given per batch work with coco bbox, segm, "
+                    "keypoints and obb, lvis bbox and segm, voc and voc07 bbox and obb, "
+                    "dota obb)"
                 )
-            self._reader = BatchReader(categories, box_format, segm=run.iou_type == "segm")
+            self._reader = BatchReader(
+                categories, box_format, kind=run.iou_type, lvis=protocol == "lvis"
+            )
+            if run.iou_type == "keypoints":
+                self._reader.k_default = _pose_k(self._reader.categories, run.load.sigmas)
 
     # ------------------------------------------------------------------ ground truth
     def _load_options(self) -> Any:
@@ -199,6 +227,9 @@ class Evaluator:
         ds.locate = locator(pred, self._gt, ds)
         if self._options.get("iou_type") == "keypoints":  # the sigmas as evaluate resolves them
             from .geometry.oks import prepare_keypoints
+
+            if self._reader is not None:
+                ds = self._reader.with_k(ds)
             from .protocols import get_protocol
 
             fallback = get_protocol(self.protocol).sigma_default

@@ -254,7 +254,8 @@ def for_result(result: Any) -> dict[str, Any] | None:
     kind = get_protocol(evaluation.protocol).curves  # what the protocol's evaluation holds
     if kind == "coco" and getattr(evaluation, "precision", None) is not None:
         return for_evaluation(evaluation, result)
-    if kind == "voc" and isinstance(getattr(evaluation, "curves", None), list):
+    lean = getattr(evaluation, "lean", False)  # a cluster's combined run keeps no PR arrays
+    if kind == "voc" and isinstance(getattr(evaluation, "curves", None), list) and not lean:
         return voc_curves(evaluation, result)
     return None
 

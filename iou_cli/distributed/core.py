@@ -21,12 +21,13 @@ import numpy as np
 
 from ..errors import InputError, IouEvalError, UsageError
 from ..result import Result
-from ..state.partial import PartialState, merge_states
+from ..state.partial import PartialState
 from . import rows
 
 ORDER = "_iou_eval_order"
 BUCKET = "_iou_eval_bucket"
-RECORD_FIELDS = ("image_id", "category_id", "bbox", "segmentation", "score", "area", "id")
+RECORD_FIELDS = ("image_id", "category_id", "bbox", "segmentation", "obb", "score", "area", "id")
+SHAPES = ("bbox", "segmentation", "obb")  # a prediction row's geometry column
 
 
 @dataclass(frozen=True)
@@ -67,11 +68,11 @@ def context(job: Job, gt: Any = None) -> Any:
 
 
 def check_protocol(protocol: str) -> None:
-    from ..state.build import FORMAT_PROTOCOLS
+    from ..state.build import MERGEABLE
 
-    if protocol not in FORMAT_PROTOCOLS:
+    if protocol not in MERGEABLE:
         raise UsageError(
-            f"protocol {protocol!r} has no mergeable state (one of {', '.join(FORMAT_PROTOCOLS)})"
+            f"protocol {protocol!r} has no mergeable state (one of {', '.join(MERGEABLE)})"
         )
 
 
@@ -80,8 +81,8 @@ def check_columns(names: Any, source: str, order: str | None) -> None:
     have = set(names)
     need = ["image_id", "category_id", "score"] + ([order] if order else [])
     missing = [c for c in need if c not in have]
-    if not ({"bbox", "segmentation"} & have):
-        missing.append("bbox (or segmentation)")
+    if not (set(SHAPES) & have):
+        missing.append("bbox (or segmentation, obb)")
     if missing:
         raise InputError(
             source,
@@ -259,17 +260,22 @@ def gt_state(job: Job, gt: Any = None) -> PartialState:
 
 def reduce_rows(job: Job, category: int, payloads: list[bytes], gt: Any = None) -> bytes:
     """The cluster's reduce of one group of rows with the same ``category``: a class's
-    records from every bucket -> its per-class result (COCO, LVIS; VOC: the records
-    concatenated, reduced on the driver); META and ERROR rows are combined."""
+    records from every bucket -> its per-class result (COCO, LVIS, VOC, VOC2007); META and
+    ERROR rows are combined."""
     if category < 0:
         return rows.reduce_group(category, payloads)
     try:
         full = gt_state(job, gt)
-        if full.header["layout"]["kind"] != "coco":  # VOC: reduced on the driver
-            return rows.concat_class(payloads)
+        recs = rows.unpack(rows.concat_class(payloads))[0]
+        if full.header["layout"]["kind"] in ("voc", "dota"):
+            from ..state.classes_voc import voc_class_result
+
+            n_gt = int(full.counts["n_gt"][category])
+            out = voc_class_result(full.header, category, recs, n_gt)
+            out["mapped"] = np.asarray(recs["count:n_gt"], dtype=np.int64).reshape(1)
+            return rows.pack(out, {"class_result": True})
         from ..state.classes import class_result
 
-        recs = rows.unpack(rows.concat_class(payloads))[0]
         mapped = recs["count:n_pos"].astype(np.int64)
         n_pos = full.counts["n_pos"][:, category]
         out = class_result(full.header, category, recs, n_pos, int(recs["count:n_det"].sum()))
@@ -280,11 +286,10 @@ def reduce_rows(job: Job, category: int, payloads: list[bytes], gt: Any = None) 
 
 
 def combine(job: Job, reduced: Iterable[tuple[int, bytes]]) -> Result:
-    """The driver's step: per-class rows (one per class after the cluster's reduce; VOC's
-    several are concatenated too) -> the Result of the union, with the ground truths of the
-    images that had no prediction counted here."""
+    """The driver's step: per-class rows (one per class after the cluster's reduce) -> the
+    Result of the union, with the ground truths of the images that had no prediction counted
+    here."""
     from ..state.build import build_state
-    from ..state.reduce import result
 
     ev = context(job)
     by_cat: dict[int, list[bytes]] = {}
@@ -313,14 +318,12 @@ def combine(job: Job, reduced: Iterable[tuple[int, bytes]]) -> Result:
             "distributed evaluation: the workers' ground truth or options differ from the "
             "driver's (same ground-truth file and iou-eval version everywhere?)"
         )
-    if rest.header["layout"]["kind"] != "coco":  # VOC
-        mapped = _from_classes(rest, by_cat, np.flatnonzero(covered), extra)
-        return result(merge_states([rest, mapped]))
     return _combine_classes(rest, by_cat, extra)
 
 
 def _combine_classes(rest: PartialState, by_cat: dict[int, list[bytes]], extra: dict) -> Result:
     from ..state.classes import combine as combine_classes
+    from ..state.classes_voc import combine_voc
 
     parts: dict[int, dict[str, np.ndarray]] = {}
     for k in sorted(by_cat):
@@ -331,12 +334,16 @@ def _combine_classes(rest: PartialState, by_cat: dict[int, list[bytes]], extra: 
         if len(payloads) != 1 or not info.get("class_result"):
             raise UsageError(f"distributed evaluation: class {k} was not reduced on the cluster")
         parts[k] = dict(arrs)
+    if rest.header["layout"]["kind"] in ("voc", "dota"):
+        return combine_voc(rest, parts)
     return combine_classes(rest, parts, extra)
 
 
 def _from_classes(
     rest: PartialState, by_cat: Mapping[int, list[bytes]], images: np.ndarray, extra: dict
 ) -> PartialState:
+    """Every class's raw records as one state (the former driver's step, every record on
+    the driver: ``bench/driver_memory.py --old`` measures it)."""
     cats = sorted(by_cat)
     parts = [rows.unpack(rows.concat_class(by_cat[k]))[0] for k in cats]
     counts = {name: np.zeros_like(arr) for name, arr in rest.counts.items()}

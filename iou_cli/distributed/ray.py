@@ -10,9 +10,9 @@
 
 The ground truth is a path every worker can read (loaded once per worker process) or a COCO
 dict (put in the object store). Rows need ``image_id``, ``category_id``, ``score`` and
-``bbox`` (or ``segmentation``); ``order`` names a column giving each row's position in the
-predictions' file (ties are ranked by it, as the one-shot run ranks them by file order);
-without it the rows are numbered in the dataset's order.
+``bbox`` (or ``segmentation``, or ``obb``); ``order`` names a column giving each row's
+position in the predictions' file (ties are ranked by it, as the one-shot run ranks them by
+file order); without it the rows are numbered in the dataset's order.
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@
 
 The ground truth is a path every executor can read (loaded once per Python worker) or a
 COCO dict (broadcast). Rows need ``image_id``, ``category_id``, ``score`` and ``bbox`` (or
-``segmentation``); ``order`` names a column giving each row's position in the predictions'
-file (ties are ranked by it, as the one-shot run ranks them by file order); without it
-``monotonically_increasing_id()`` numbers the rows in the frame's partition order.
+``segmentation``, or ``obb``); ``order`` names a column giving each row's position in the
+predictions' file (ties are ranked by it, as the one-shot run ranks them by file order);
+without it ``monotonically_increasing_id()`` numbers the rows in the frame's partition
+order.
 """
 
 from __future__ import annotations

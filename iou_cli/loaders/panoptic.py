@@ -3,7 +3,7 @@ with ``isthing``) plus a folder of RGB PNGs whose pixels encode segment ids as
 ``R + 256 G + 256^2 B`` (id 0 is VOID).
 
 The JSON is read and checked whole up front (every record located, as ``annotations[3].
-segments_info[5].id``); the PNGs are read one image at a time by :func:`read_id_map`. The
+segments_info[5].id``); the PNGs are read one image at a time by :func:`read_rgb`. The
 folder defaults to the JSON's path without ``.json``, as panopticapi assumes.
 """
 
@@ -326,21 +326,21 @@ def load_panoptic(
     return out
 
 
-def read_id_map(path: str, *, masked: bool = True) -> npt.NDArray[np.uint32]:
-    """An RGB panoptic PNG as an (H, W) array of segment ids ``R + 256 G + 256^2 B``.
+def read_rgb(path: str) -> npt.NDArray[np.uint8]:
+    """An RGB panoptic PNG's pixels as a C-contiguous (H, W, 3) uint8 array (segment id
+    ``R + 256 G + 256^2 B``; :func:`rgb_to_ids` turns it into ids).
 
     Plain 8-bit RGB files take :mod:`.png`'s fast path (the same pixels); anything else,
-    and every error, is Pillow's. ``masked=False``: the ids are the low 24 bits and the
-    high byte is one constant over the whole map (a pass saved; mask what you look up)."""
+    and every error, is Pillow's."""
     import warnings
 
     from PIL import Image, UnidentifiedImageError
 
     from .files import read_input
-    from .png import fast_rgb_ids
+    from .png import fast_rgb
 
     data = read_input(path, member=True, expected="an RGB panoptic PNG")
-    fast = fast_rgb_ids(data, Image.MAX_IMAGE_PIXELS, masked=masked)
+    fast = fast_rgb(data, Image.MAX_IMAGE_PIXELS)
     if fast is not None:
         return fast
     try:
@@ -357,7 +357,7 @@ def read_id_map(path: str, *, masked: bool = True) -> npt.NDArray[np.uint32]:
                     f"expected an RGB PNG (segment id = R + 256 G + 256^2 B), got mode {im.mode}",
                 )
             im.load()
-            rgb = np.asarray(im)
+            rgb: npt.NDArray[np.uint8] = np.ascontiguousarray(np.asarray(im))
     except Image.DecompressionBombError:
         raise InputError(
             path, None, f"refused: more than {2 * (Image.MAX_IMAGE_PIXELS or 0):,} pixels"
@@ -366,7 +366,13 @@ def read_id_map(path: str, *, masked: bool = True) -> npt.NDArray[np.uint32]:
         raise InputError(path, None, "not a readable PNG: not an image file") from None
     except (OSError, SyntaxError, ValueError) as exc:
         raise InputError(path, None, f"not a readable PNG: {exc}") from None
-    return rgb_to_ids(rgb)
+    return rgb
+
+
+def read_id_map(path: str) -> npt.NDArray[np.uint32]:
+    """An RGB panoptic PNG as an (H, W) array of segment ids ``R + 256 G + 256^2 B``
+    (:func:`read_rgb`, then :func:`rgb_to_ids`)."""
+    return rgb_to_ids(read_rgb(path))
 
 
 def rgb_to_ids(rgb: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint32]:
@@ -396,4 +402,6 @@ __all__ = [
     "load_panoptic",
     "looks_panoptic",
     "read_id_map",
+    "read_rgb",
+    "rgb_to_ids",
 ]

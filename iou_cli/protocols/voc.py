@@ -31,6 +31,8 @@ from ..result import Evaluation, Matches, Result, clean
 from . import Protocol
 
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
 _BLOCK = 1 << 22  # IoU values computed at once per group (32 MiB of float64)
 
 
@@ -197,41 +199,42 @@ class VocEvaluation(Evaluation):
         if given is not None:
             return float(given)
         if "score_thr" not in self._cache:
-            m = self.match
-            n_gt = int(np.count_nonzero(~m.hard))
-            self._cache["score_thr"] = best_f1_threshold(self.dataset.pred.score, m.tp, m.fp, n_gt)
+            score, tp, fp, _, _ = self._op_rows()
+            self._cache["score_thr"] = best_f1_threshold(score, tp, fp, self._n_gt())
         thr: float | None = self._cache["score_thr"]
         return thr
 
+    def _op_rows(self) -> tuple[FloatArray, BoolArray, BoolArray, FloatArray, IntArray]:
+        """The operating point's rows in file order: score, TP, FP, IoU, class (a cluster's
+        combined evaluation keeps only its TPs and FPs: the others count for nothing)."""
+        m, pr = self.match, self.dataset.pred
+        return pr.score, m.tp, m.fp, m.iou, pr.category
+
+    def _n_gt(self) -> int:
+        return int(np.count_nonzero(~self.match.hard))
+
     def summary(self) -> dict[str, Any]:
-        m = self.match
         aps = [c["AP"] for c in self.curves if c["AP"] is not None]
         out: dict[str, Any] = {"mAP": float(np.mean(aps)) if aps else None}
-        n_gt = int(np.count_nonzero(~m.hard))
+        score, tp, fp, iou, _ = self._op_rows()
         out.update(
             operating_point(
-                self.dataset.pred.score,
-                m.tp,
-                m.fp,
-                m.iou,
-                n_gt,
-                score_thr=self.score_thr,
-                iou_thr=self.iou_thr,
+                score, tp, fp, iou, self._n_gt(), score_thr=self.score_thr, iou_thr=self.iou_thr
             )
         )
         return out
 
     def per_class(self) -> list[dict[str, Any]]:
-        ds, m = self.dataset, self.match
-        score = ds.pred.score
+        ds = self.dataset
+        score, tp, fp, iou, category = self._op_rows()
         rows: list[dict[str, Any]] = []
         for c, cur in enumerate(self.curves):
-            sel_p = ds.pred.category == c
+            sel_p = category == c
             op = operating_point(
                 score[sel_p],
-                m.tp[sel_p],
-                m.fp[sel_p],
-                m.iou[sel_p],
+                tp[sel_p],
+                fp[sel_p],
+                iou[sel_p],
                 cur["n_gt"],
                 score_thr=self.score_thr,
                 iou_thr=self.iou_thr,

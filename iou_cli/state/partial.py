@@ -180,10 +180,18 @@ def _by_id(states: Sequence[PartialState]) -> list[PartialState]:
     out = []
     for s, k in zip(states, keys, strict=True):
         g = np.searchsorted(union, k).astype(np.int64)  # local ordinal -> global
+
+        def keyed(x: np.ndarray, g: np.ndarray = g) -> np.ndarray:
+            """key: image ordinal << 32 | position, its image re-numbered"""
+            return (g[x >> 32] << 32) | (x & 0xFFFFFFFF) if x.size else x
+
         image, rank = s.image, s.rank
-        if s.header["layout"]["kind"] == "voc":  # key: image ordinal << 32 | position
-            rank = (g[rank >> 32] << 32) | (rank & 0xFFFFFFFF) if rank.size else rank
-        else:
+        kind = s.header["layout"]["kind"]
+        if kind in ("voc", "dota"):  # predictions' keys (file order of an image-wise file)
+            rank = keyed(rank)
+        if kind == "dota":  # the ground truth each prediction hit, by the same kind of key
+            image = keyed(image)
+        elif kind != "voc":
             image = g[image] if image.size else image
         out.append(replace(s, images=g[s.images], image=image, rank=rank, image_keys=union))
     return out

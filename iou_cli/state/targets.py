@@ -20,8 +20,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError, UsageError
+from .target_shapes import keypoint_rows, labelled_extent, obb_rows, per_image, target_keys
 
 BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
+_NOUN = {"segm": "masks", "keypoints": "poses"}
+# LVIS targets: the per-image federated lists (category ids; absent: empty)
+LVIS_LISTS = ("neg_category_ids", "not_exhaustive_category_ids")
+_NO_LISTS: dict[str, list[int]] = {key: [] for key in LVIS_LISTS}
 TARGET_KEYS = ("boxes", "labels", "iscrowd", "area", "ignore", "difficult", "image_id")
 
 
@@ -124,11 +129,28 @@ class BatchReader:
     """Builds :class:`Batch` es; keeps what spans updates: the category table, how image
     ids are given (every target or none) and the next id to assign."""
 
-    def __init__(self, categories: Any, box_format: str, segm: bool = False) -> None:
+    def __init__(
+        self,
+        categories: Any,
+        box_format: str,
+        segm: bool = False,
+        kind: str = "bbox",
+        lvis: bool = False,
+    ) -> None:
         self.categories = category_table(categories)
         self.known = {c["id"] for c in self.categories}
         self.box_format = box_format
-        self.segm = segm  # iou_type "segm": objects are "masks" (arrays or COCO RLE dicts)
+        # the iou type: "bbox", "segm" (objects are "masks": arrays or COCO RLE dicts),
+        # "keypoints" ((N, K, 2|3) arrays), "obb" ((N, 5) rotated boxes); target_shapes.py
+        self.kind = "segm" if segm else kind
+        self.segm = self.kind == "segm"
+        self.k: int | None = None  # keypoints: K, fixed by the first update that has some
+        # K before any pose was seen (an update or a rank without any): sigmas= or the
+        # categories' keypoint names give it, else COCO's 17 (whose sigmas are the default)
+        self.k_default = 17
+        # LVIS: each image's federated lists (neg_category_ids, not_exhaustive_category_ids)
+        self.lvis = lvis
+        self._lists: dict[Any, dict[str, list[int]]] = {}
         self.ids_given: bool | None = None  # True: targets carry image_id; False: assigned
         self.next_id = 0
         self.n_updates = 0
@@ -225,7 +247,7 @@ class BatchReader:
     def _annotations(
         self, t: Mapping[str, Any], i: int, image: Any, first_id: int
     ) -> list[dict[str, Any]]:
-        need = ("labels",) if self.segm else ("boxes", "labels")
+        need = (*target_keys(self.kind), "labels")
         missing = [k for k in need if k not in t]
         if missing:
             raise InputError(
@@ -233,18 +255,19 @@ class BatchReader:
             )
         masks = self._masks(t, f"targets[{i}]") if self.segm else None
         labels = self._labels(t["labels"], f"targets[{i}].labels", image)
-        if "boxes" in t:
-            boxes = to_xywh(as_array(t["boxes"], "boxes"), self.box_format)
-        else:  # masks only: COCO's box of each mask
-            boxes = np.asarray([b if b is not None else [0.0] * 4 for _, b, _ in masks or []])
-        n = boxes.reshape(-1, 4).shape[0]
-        boxes = boxes.reshape(n, 4)
+        kpts = self._keypoints(t, f"targets[{i}]", gt=True)
+        shapes = self._target_boxes(t, i, masks, kpts)
+        n = len(shapes)
+        if kpts is not None and len(kpts) != n:
+            raise InputError(
+                f"update {self.n_updates}", f"targets[{i}]", f"{n} boxes but {len(kpts)} poses"
+            )
         if masks is not None and len(masks) != n:
             raise InputError(
                 f"update {self.n_updates}", f"targets[{i}]", f"{n} boxes but {len(masks)} masks"
             )
         cols: dict[str, list[Any]] = {}
-        for key in ("iscrowd", "area", "ignore", "difficult"):
+        for key in ("iscrowd", "area", "ignore", "difficult", "num_keypoints"):
             if key in t and t[key] is not None:
                 col = as_array(t[key], key).reshape(-1)
                 if col.shape[0] != n:
@@ -259,34 +282,65 @@ class BatchReader:
                 f"update {self.n_updates}", f"targets[{i}]", f"{n} boxes but {len(labels)} labels"
             )
         anns = []
-        for j, (b, c) in enumerate(zip(boxes.tolist(), labels, strict=True)):
-            ann: dict[str, Any] = {
-                "id": first_id + j,
-                "image_id": image,
-                "category_id": c,
-                "bbox": b,
-                "iscrowd": int(bool(cols["iscrowd"][j])) if "iscrowd" in cols else 0,
-            }
+        for j, (b, c) in enumerate(zip(shapes, labels, strict=True)):
+            ann: dict[str, Any] = {"id": first_id + j, "image_id": image, "category_id": c}
+            if b is not None:
+                ann["obb" if self.kind == "obb" else "bbox"] = b
+            ann["iscrowd"] = int(bool(cols["iscrowd"][j])) if "iscrowd" in cols else 0
+            if kpts is not None:
+                ann["keypoints"] = kpts[j]
+                if "num_keypoints" in cols:
+                    ann["num_keypoints"] = int(cols["num_keypoints"][j])
             if "area" in cols:
                 ann["area"] = float(cols["area"][j])
             if masks is not None:
-                rle, _, area = masks[j]
-                ann["segmentation"] = rle
-                if "area" not in ann:
-                    if area is None:
-                        raise InputError(
-                            f"update {self.n_updates}",
-                            f"targets[{i}].area",
-                            "compressed RLE masks need their area (give 'area')",
-                        )
-                    ann["area"] = area  # the mask's pixels, as COCO files hold it
+                self._mask_fields(ann, masks[j], i)
             if bool(cols.get("ignore", [0] * n)[j]) or bool(cols.get("difficult", [0] * n)[j]):
                 ann["ignore"] = 1  # VOC's difficult is COCO's ignore flag
             anns.append(ann)
         return anns
 
+    def _mask_fields(self, ann: dict[str, Any], mask: Any, i: int) -> None:
+        rle, _, area = mask
+        ann["segmentation"] = rle
+        if "area" not in ann:
+            if area is None:
+                raise InputError(
+                    f"update {self.n_updates}",
+                    f"targets[{i}].area",
+                    "compressed RLE masks need their area (give 'area')",
+                )
+            ann["area"] = area  # the mask's pixels, as COCO files hold it
+
+    def _target_boxes(
+        self, t: Mapping[str, Any], i: int, masks: list[Any] | None, kpts: list[Any] | None
+    ) -> list[Any]:
+        """Each target object's box field: ``obb`` rows, COCO ``x, y, w, h``, or (none
+        given) its pose's labelled extent or its mask's box."""
+        if self.kind == "obb":
+            return obb_rows(
+                as_array(t["boxes"], "boxes"), update=self.n_updates, where=f"targets[{i}]"
+            )
+        if t.get("boxes") is not None:
+            out: list[Any] = to_xywh(as_array(t["boxes"], "boxes"), self.box_format).tolist()
+            return out
+        if kpts is not None:  # poses without boxes: their labelled keypoints' extent
+            return labelled_extent(kpts)
+        return [b if b is not None else [0.0] * 4 for _, b, _ in masks or []]  # masks' boxes
+
+    def _keypoints(self, d: Mapping[str, Any], where: str, *, gt: bool) -> list[Any] | None:
+        if self.kind != "keypoints":
+            return None
+        rows = keypoint_rows(
+            as_array(d["keypoints"], "keypoints"), gt=gt, update=self.n_updates, where=where,
+            k=self.k,
+        )  # fmt: skip
+        if rows and self.k is None:
+            self.k = len(rows[0]) // 3
+        return rows
+
     def _predictions(self, p: Mapping[str, Any], i: int, image: Any) -> list[dict[str, Any]]:
-        need = ("masks" if self.segm else "boxes", "scores", "labels")
+        need = ("masks" if self.segm else target_keys(self.kind)[0], "scores", "labels")
         missing = [k for k in need if k not in p]
         if missing:
             raise InputError(
@@ -295,9 +349,26 @@ class BatchReader:
         scores = as_array(p["scores"], "scores").astype(np.float64).reshape(-1)
         labels = self._labels(p["labels"], f"predictions[{i}].labels", image)
         shapes: list[Any]
+        boxes: list[Any] | None = None
         if self.segm:
             shapes = [m for m, _, _ in self._masks(p, f"predictions[{i}]")]
             key = "segmentation"
+        elif self.kind == "keypoints":
+            shapes = self._keypoints(p, f"predictions[{i}]", gt=False) or []
+            key = "keypoints"
+            if p.get("boxes") is not None:  # else the keypoints' extent, as loadRes
+                boxes = to_xywh(as_array(p["boxes"], "boxes"), self.box_format).tolist()
+                if len(boxes) != len(shapes):
+                    raise InputError(
+                        f"update {self.n_updates}",
+                        f"predictions[{i}]",
+                        f"{len(boxes)} boxes but {len(shapes)} poses",
+                    )
+        elif self.kind == "obb":
+            shapes = obb_rows(
+                as_array(p["boxes"], "boxes"), update=self.n_updates, where=f"predictions[{i}]"
+            )
+            key = "obb"
         else:
             shapes = to_xywh(as_array(p["boxes"], "boxes"), self.box_format).tolist()
             key = "bbox"
@@ -305,13 +376,16 @@ class BatchReader:
             raise InputError(
                 f"update {self.n_updates}",
                 f"predictions[{i}]",
-                f"{len(shapes)} {'masks' if self.segm else 'boxes'}, {scores.shape[0]} scores, "
+                f"{len(shapes)} {_NOUN.get(self.kind, 'boxes')}, {scores.shape[0]} scores, "
                 f"{len(labels)} labels (expected one of each per prediction)",
             )
-        return [
+        out = [
             {"image_id": image, "category_id": c, key: b, "score": s}
             for b, s, c in zip(shapes, scores.tolist(), labels, strict=True)
         ]
+        for rec, b in zip(out, boxes or [], strict=False):
+            rec["bbox"] = b
+        return out
 
     def batch(
         self, predictions: Sequence[Any], targets: Sequence[Any], image_ids: Sequence[Any] | None
@@ -321,9 +395,7 @@ class BatchReader:
         preds, tgts = list(predictions), list(targets)
         first = tgts[0] if tgts else (preds[0] if preds else None)
         # COCO records (targets, or with no target, predictions) have no "boxes" / "masks"
-        records_in = first is None or (
-            isinstance(first, Mapping) and "boxes" not in first and "masks" not in first
-        )
+        records_in = first is None or (isinstance(first, Mapping) and not per_image(first))
         if records_in:
             return self._records_batch(preds, tgts, image_ids)
         if len(preds) != len(tgts):
@@ -342,6 +414,8 @@ class BatchReader:
                 )
             image = self._image_id(t, p, i)
             ids.append(image)
+            if self.lvis:
+                self._lists[image] = self._federated(t, i)
             anns += self._annotations(t, i, image, len(anns) + 1)
             recs += self._predictions(p, i, image)
         for extra in image_ids or []:
@@ -355,7 +429,29 @@ class BatchReader:
                     f"image {k!r} is given twice in this batch (also targets[{seen[k]}])",
                 )
             seen[k] = i
-        return Batch({**self.dataset(ids), "annotations": anns}, recs, ids)
+        batch = Batch({**self.dataset(ids), "annotations": anns}, recs, ids)
+        self._lists = {}
+        return batch
+
+    def _federated(self, t: Mapping[str, Any], i: int) -> dict[str, list[int]]:
+        """An LVIS target's per-image lists as the image record of an LVIS file holds them."""
+        out: dict[str, list[int]] = {}
+        for key in LVIS_LISTS:
+            value = t.get(key)
+            arr = as_array([] if value is None else value, key).reshape(-1)
+            vals: list[int] = []
+            for j, v in enumerate(arr.tolist()):
+                if isinstance(v, float) and v.is_integer():
+                    v = int(v)
+                if not isinstance(v, int) or isinstance(v, bool):
+                    raise InputError(
+                        f"update {self.n_updates}",
+                        f"targets[{i}].{key}[{j}]",
+                        f"expected a category id, got {v!r}",
+                    )
+                vals.append(v)
+            out[key] = vals
+        return out
 
     def _records_batch(
         self, preds: list[Any], tgts: list[Any], image_ids: Sequence[Any] | None
@@ -383,7 +479,7 @@ class BatchReader:
             ids.append(image)
         recs: list[dict[str, Any]] = []
         for i, p in enumerate(preds):
-            if isinstance(p, Mapping) and ("boxes" in p or "masks" in p):
+            if isinstance(p, Mapping) and per_image(p):
                 if "image_id" not in p:
                     raise InputError(f"update {self.n_updates}", f"predictions[{i}]", "no image_id")
                 image = scalar_id(p["image_id"])
@@ -397,9 +493,24 @@ class BatchReader:
         uniq = list(dict.fromkeys(ids))
         return Batch({**self.dataset(uniq), "annotations": anns}, recs, uniq)
 
+    def with_k(self, ds: Any) -> Any:
+        """``ds`` (keypoints) with its empty sides at the run's K: a batch without any pose
+        reads K = 0, which is no other batch's (their states would not merge)."""
+        from dataclasses import replace
+
+        k = self.k or self.k_default
+        for role in ("gt", "pred"):
+            b = getattr(ds, role)
+            if len(b) == 0 and (b.keypoints is None or b.keypoints.shape[1] != k):
+                ds = replace(ds, **{role: replace(b, keypoints=np.zeros((0, k, 3)))})
+        return ds
+
     def dataset(self, ids: list[Any]) -> dict[str, Any]:
         return {
-            "images": [{"id": k} for k in dict.fromkeys(ids)],
+            "images": [
+                {"id": k, **(self._lists.get(k, _NO_LISTS) if self.lvis else {})}
+                for k in dict.fromkeys(ids)
+            ],
             "annotations": [],
             "categories": [dict(c) for c in self.categories],
         }

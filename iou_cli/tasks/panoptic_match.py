@@ -2,9 +2,11 @@
 apply panopticapi's matching rules; and the map over images (in this process or ``jobs``
 worker processes, results always in the ground truth's image order).
 
-Pixel pairs: segment ids are mapped to small indices through a lookup table over all 2^24
-ids (set and reset per image), and one ``bincount`` of ``gt_index * (P + 1) + pred_index``
-gives the ``(G + 1) x (P + 1)`` intersection matrix; row and column 0 are VOID (id 0).
+Pixel pairs: the maps stay as the decoder's RGB bytes; :func:`pixel_runs` finds the runs of
+pixels where neither map changes (a few thousand per image), their ids are mapped to small
+indices through a lookup table over all 2^24 ids (set and reset per image), and one
+``bincount`` of ``gt_index * (P + 1) + pred_index`` weighted by run length gives the
+``(G + 1) x (P + 1)`` intersection matrix; row and column 0 are VOID (id 0).
 See :mod:`iou_cli.tasks.panoptic` for the rules.
 """
 
@@ -18,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
-from ..loaders.panoptic import MAX_ID, PanopticImage, read_id_map
+from ..loaders.panoptic import MAX_ID, PanopticImage, read_rgb
 
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[str, int, int], None]
@@ -66,11 +68,24 @@ class Job:
 
 
 class Lookup:
-    """A reusable segment-id -> index table (32 MiB), set and reset per image."""
+    """A reusable segment-id -> index table (32 MiB), set and reset per image, and the
+    run finder's scratch masks (one byte per map byte, kept between images)."""
 
     def __init__(self) -> None:
         self.table = np.full(MAX_ID + 1, _UNKNOWN, dtype=np.uint16)
         self.table[0] = 0
+        self._masks = (np.empty(0, dtype=bool), np.empty(0, dtype=bool))
+
+    def masks(
+        self, nbytes: int
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """Two bool buffers of ``nbytes`` rounded up to a multiple of 8, and one of an eighth
+        of that (uninitialised)."""
+        size = (nbytes + 7) & ~7
+        if self._masks[0].size < size:
+            self._masks = (np.empty(size, dtype=bool), np.empty(size + size // 8, dtype=bool))
+        mark, other = self._masks
+        return mark[:size], other[:size], other[size : size + size // 8]
 
     def indices(self, ids_map: npt.NDArray[np.uint32], ids: IntArray) -> npt.NDArray[np.uint16]:
         t = self.table
@@ -117,31 +132,69 @@ def _missing_segment(counts: IntArray, json: str, img: PanopticImage) -> None:
         )
 
 
-def score_image(
-    gt_map: npt.NDArray[np.uint32],
-    pred_map: npt.NDArray[np.uint32],
-    job: Job,
-    lookup: Lookup,
-) -> ImageScore:
+RgbMap = npt.NDArray[np.uint8]
+
+
+def _ids_at(flat: npt.NDArray[np.uint8], pixels: IntArray) -> npt.NDArray[np.uint32]:
+    """The ids ``R + 256 G + 256^2 B`` of the given pixels of a flat RGB byte array (one
+    gather per byte: faster here than one gather of 3-byte records)."""
+    at = pixels * 3
+    out = np.take(flat, at).astype(np.uint32)
+    at += 1
+    out |= np.take(flat, at).astype(np.uint32) << 8
+    at += 1
+    out |= np.take(flat, at).astype(np.uint32) << 16
+    return out
+
+
+def pixel_runs(
+    gt_rgb: RgbMap, pred_rgb: RgbMap, lookup: Lookup
+) -> tuple[IntArray, IntArray, npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """The runs of pixels (row-major order) where neither (H, W, 3) map changes: their first
+    pixels, lengths, and the two ids ``R + 256 G + 256^2 B`` there.
+
+    A map changes at a pixel when one of its 3 bytes differs from the byte 3 back. The
+    marked bytes, a few per run, are found 8 at a time (the 64-bit words marked in either
+    map, then the bytes of those words) and mapped to their pixels (byte // 3). Every pass
+    over the image is over contiguous bytes (the decoder's RGB output, no 4-byte copy)."""
+    g, p = gt_rgb.reshape(-1), pred_rgb.reshape(-1)
+    nb = g.size
+    mark, other, flags = lookup.masks(nb)
+    mark[:3] = True  # pixel 0 starts a run
+    other[:3] = False
+    np.not_equal(g[3:], g[:-3], out=mark[3:nb])
+    np.not_equal(p[3:], p[:-3], out=other[3:nb])
+    mark[nb:] = other[nb:] = False
+    mw, pw = mark.view(np.uint64), other.view(np.uint64)
+    hit = np.flatnonzero(np.logical_or(mw, pw, out=flags))  # words with a mark in either map
+    within = np.flatnonzero((mw[hit] | pw[hit]).view(bool))
+    pix = hit[within >> 3]
+    pix *= 8
+    pix += within & 7
+    pix //= 3
+    first = np.empty(pix.size, dtype=bool)  # a pixel with 2 or 3 changed bytes: once
+    first[:1] = True
+    np.not_equal(pix[1:], pix[:-1], out=first[1:])
+    starts = pix[first]
+    lengths = np.diff(starts, append=nb // 3)
+    return starts, lengths, _ids_at(g, starts), _ids_at(p, starts)
+
+
+def score_image(gt_map: RgbMap, pred_map: RgbMap, job: Job, lookup: Lookup) -> ImageScore:
     """One image: intersections by pixel-pair counting, then panopticapi's rules. The maps
-    hold ids in their low 24 bits; a high byte that is constant within a map is ignored. The
+    are C-contiguous (H, W, 3) uint8 (:func:`~iou_cli.loaders.panoptic.read_rgb`). The
     ground truth's areas are its JSON ``area`` values (panopticapi's), the pixel counts where
     absent; the prediction's are its pixel counts."""
+    for m in (gt_map, pred_map):
+        if m.dtype != np.uint8 or m.ndim != 3 or m.shape[2] != 3 or m.shape != gt_map.shape:
+            raise ValueError(f"expected two (H, W, 3) uint8 RGB maps, got {m.dtype} {m.shape}")
     gt, pred, gt_cat, pred_cat = job.gt, job.pred, job.gt_cat, job.pred_cat
-    g, p = gt_map.ravel(), pred_map.ravel()
-    # runs of pixels where neither map changes: one look-up per run, not per pixel
-    change = np.empty(g.size, dtype=bool)
-    change[:1] = True
-    np.not_equal(g[1:], g[:-1], out=change[1:])
-    change[1:] |= p[1:] != p[:-1]
-    starts = np.flatnonzero(change)
-    lengths = np.diff(starts, append=g.size)
-    g_run = g[starts] & np.uint32(MAX_ID)  # the maps may carry a constant high byte
+    starts, lengths, g_run, p_run = pixel_runs(gt_map, pred_map, lookup)
+    width = gt_map.shape[1]
     gi = lookup.indices(g_run, gt.ids)
-    _unknown_pixel(gi, g_run, starts, gt_map.shape[1], job.gt_png, job.gt_json, gt)
-    p_run = p[starts] & np.uint32(MAX_ID)
+    _unknown_pixel(gi, g_run, starts, width, job.gt_png, job.gt_json, gt)
     pi = lookup.indices(p_run, pred.ids)
-    _unknown_pixel(pi, p_run, starts, gt_map.shape[1], job.pred_png, job.pred_json, pred)
+    _unknown_pixel(pi, p_run, starts, width, job.pred_png, job.pred_json, pred)
     kg, kp = len(gt.ids), len(pred.ids)
     key = gi.astype(np.intp)
     key *= kp + 1
@@ -206,8 +259,8 @@ def score_job(job: Job, lookup: Lookup) -> ImageScore:
     for json, img in ((job.gt_json, job.gt), (job.pred_json, job.pred)):
         if len(img.ids) > MAX_SEGMENTS:
             raise InputError(json, img.where, f"more than {MAX_SEGMENTS:,} segments in one image")
-    gt_map = read_id_map(job.gt_png, masked=False)
-    h, w = gt_map.shape
+    gt_map = read_rgb(job.gt_png)
+    h, w = gt_map.shape[:2]
     if job.size is not None and (w, h) != job.size:
         raise InputError(
             job.gt_png,
@@ -215,7 +268,7 @@ def score_job(job: Job, lookup: Lookup) -> ImageScore:
             f"size {w} x {h} differs from the image's {job.size[0]} x {job.size[1]} "
             f"(images entry of image_id {job.gt.image_id!r} in {job.gt_json})",
         )
-    pred_map = read_id_map(job.pred_png, masked=False)
+    pred_map = read_rgb(job.pred_png)
     if pred_map.shape != gt_map.shape:
         raise InputError(
             job.pred_png,
@@ -227,15 +280,29 @@ def score_job(job: Job, lookup: Lookup) -> ImageScore:
 
 
 _WORKER_LOOKUP: Lookup | None = None
+_WORKER_JOBS: Sequence[Job] = ()
 
 
-def _score_chunk(jobs: list[Job]) -> list[ImageScore] | tuple[str | None, str | None, str]:
-    """Worker side: the chunk's scores, or the first error as (path, where, reason)."""
+def _init_worker(jobs: Sequence[Job]) -> None:
+    """A worker's start: the signal handling of every pool (``workers.init_worker``), and
+    the jobs themselves, so that tasks are only (start, end) spans. A forked worker gets
+    ``jobs`` with the parent's memory, never pickled (about 60 us of pickling per image
+    before); under spawn they are pickled once per worker."""
+    global _WORKER_JOBS
+    from ..workers import init_worker
+
+    init_worker()
+    _WORKER_JOBS = jobs
+
+
+def _score_span(span: tuple[int, int]) -> list[ImageScore] | tuple[str | None, str | None, str]:
+    """Worker side: the scores of jobs[start:end], or the first error as (path, where,
+    reason)."""
     global _WORKER_LOOKUP
     if _WORKER_LOOKUP is None:
         _WORKER_LOOKUP = Lookup()
     try:
-        return [score_job(j, _WORKER_LOOKUP) for j in jobs]
+        return [score_job(_WORKER_JOBS[i], _WORKER_LOOKUP) for i in range(*span)]
     except InputError as exc:
         return (exc.path, exc.where, exc.reason)
 
@@ -256,16 +323,14 @@ def run_jobs(
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    chunks = [list(jobs[i : i + CHUNK]) for i in range(0, total, CHUNK)]
+    spans = [(i, min(i + CHUNK, total)) for i in range(0, total, CHUNK)]
     method = "fork" if "fork" in mp.get_all_start_methods() else None
     ctx = mp.get_context(method)
-    workers = min(n_jobs, len(chunks), os.cpu_count() or 1)
+    workers = min(n_jobs, len(spans), os.cpu_count() or 1)
     done = 0
-    from ..workers import init_worker
-
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker)
+    pool = ProcessPoolExecutor(workers, ctx, _init_worker, (jobs,))  # calls init_worker
     try:
-        for out in pool.map(_score_chunk, chunks):
+        for out in pool.map(_score_span, spans):
             if isinstance(out, tuple):
                 raise InputError(*out)
             for score in out:
@@ -277,4 +342,4 @@ def run_jobs(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["ImageScore", "Job", "Lookup", "run_jobs", "score_image", "score_job"]
+__all__ = ["ImageScore", "Job", "Lookup", "pixel_runs", "run_jobs", "score_image", "score_job"]

@@ -12,6 +12,7 @@ import pandas as pd
 from iou_cli.distributed import core
 from tests.oracle.cocogen import random_scene
 from tests.oracle.lvisgen import random_lvis_scene
+from tests.oracle.obbgen import rotated_scene
 from tests.state.test_merge_exact import same
 
 CASES = {
@@ -19,6 +20,10 @@ CASES = {
     "coco-segm": ("coco", "segm"),
     "lvis-bbox": ("lvis", "bbox"),
     "voc": ("voc", "bbox"),
+    "voc07": ("voc07", "bbox"),
+    "dota": ("dota", "obb"),
+    "coco-obb": ("coco", "obb"),
+    "voc-obb": ("voc", "obb"),
 }
 
 
@@ -26,7 +31,11 @@ def scene(case: str, seed: int, ties: int = 4) -> tuple[dict[str, Any], list[dic
     """A random scene with score ties everywhere and the predictions in a shuffled file
     order (ties inside an image and across images ranked by that order)."""
     protocol, iou_type = CASES[case]
-    if protocol == "lvis" or iou_type == "segm":
+    if iou_type == "obb":  # rotated boxes (COCO obb fields), some ground truths difficult
+        gt, dets = rotated_scene(seed)
+        for a in gt["annotations"][::7]:
+            a["ignore"] = 1
+    elif protocol == "lvis" or iou_type == "segm":
         gt, dets = random_lvis_scene(seed, n_images=8, segm=iou_type == "segm")
     else:
         gt, dets = random_scene(seed, n_images=12, n_cats=4)

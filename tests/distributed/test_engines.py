@@ -24,17 +24,24 @@ pytestmark = [
 
 MISSING = r"<predictions>:columns: .*missing column\(s\) score"
 # (case, seed, score levels): ties everywhere; the last ties every score across classes
-ENGINE_CASES = [("coco-bbox", 1, 4), ("lvis-bbox", 3, 4), ("voc", 4, 4), ("lvis-bbox", 5, 1)]
+ENGINE_CASES = [
+    ("coco-bbox", 1, 4),
+    ("lvis-bbox", 3, 4),
+    ("voc", 4, 4),
+    ("lvis-bbox", 5, 1),
+    ("voc07", 6, 1),
+    ("dota", 2, 2),
+]
 
 
 def _reduced_on_cluster(res: Any, protocol: str) -> Any:
-    """COCO / LVIS: the Result was combined from per-class results (no record reached the
-    driver)."""
+    """The Result was combined from per-class results (no record reached the driver)."""
     from iou_cli.state.classes import LeanCocoEvaluation, LeanLvisEvaluation
+    from iou_cli.state.classes_voc import LeanVocEvaluation
 
-    if protocol != "voc":
-        assert isinstance(res.evaluation, (LeanCocoEvaluation, LeanLvisEvaluation))
-        assert len(res.evaluation.table) == 0
+    lean = LeanVocEvaluation if protocol in ("voc", "voc07", "dota") else LeanCocoEvaluation
+    assert isinstance(res.evaluation, (lean, LeanLvisEvaluation))
+    assert len(res.evaluation.table) == 0
     return res
 
 
@@ -78,7 +85,7 @@ def test_ray_end_to_end(tmp_path: Path) -> None:
     try:
         for case, seed, ties in ENGINE_CASES:
             gt, dets = scene(case, seed, ties=ties)
-            protocol = "voc" if case == "voc" else case.split("-")[0]
+            protocol = case.split("-")[0]
             one = evaluate(dets, gt, protocol=protocol)
             ds = ray.data.from_pandas(frame(dets))
             got = iou_ray.evaluate(ds, gt, protocol=protocol, buckets=3)
@@ -125,7 +132,7 @@ def test_spark_end_to_end(spark: Any, tmp_path: Path) -> None:
 
     for case, seed, ties in ENGINE_CASES:
         gt, dets = scene(case, seed, ties=ties)
-        protocol = "voc" if case == "voc" else case.split("-")[0]
+        protocol = case.split("-")[0]
         one = evaluate(dets, gt, protocol=protocol)
         df = spark.createDataFrame(frame(dets))
         got = iou_spark.evaluate(df, gt, protocol=protocol, buckets=3)

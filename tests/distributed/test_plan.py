@@ -92,6 +92,85 @@ def test_classes_are_reduced_on_the_cluster_with_ties_across_classes(case: str, 
         same(one, got)
 
 
+@pytest.mark.parametrize("case", ["voc", "voc07", "dota", "voc-obb"])
+@pytest.mark.parametrize("ties", [1, 2])
+def test_voc_classes_are_reduced_on_the_cluster(case: str, ties: int) -> None:
+    """VOC's (and DOTA's) per-class AP runs in the class's group too: the driver receives
+    per class its AP, counts and the TP / FP columns of the operating point (no match
+    records), and the Result equals the one-shot run's (mAP, best F1 over every class's tied
+    scores, mean IoU summed in file order, per-class rows), on scenes with crowd / ignored
+    (difficult) ground truths. DOTA decides in the class's group which hit takes a ground
+    truth (the devkit's visiting order)."""
+    from iou_cli.state.classes_voc import LeanDotaEvaluation, LeanVocEvaluation
+
+    protocol, iou_type = CASES[case]
+    for seed in (3, 4, 5):
+        gt, dets = scene(case, seed, ties=ties)
+        one = evaluate(dets, gt, protocol=protocol, iou_type=iou_type)
+        got = plan(gt, dets, protocol, 3, seed, iou_type=iou_type)
+        lean = LeanDotaEvaluation if protocol == "dota" else LeanVocEvaluation
+        assert isinstance(got.evaluation, lean)
+        assert got.params == one.params
+        assert len(got.evaluation.table) == 0 and got.evaluation.match.tp.size == 0
+        assert one.summary["mean_iou"] is not None and one.summary["mAP"] is not None
+        same(one, got)
+
+
+@pytest.mark.parametrize("case", ["voc", "voc07", "dota"])
+def test_voc_options_reach_the_class_groups(case: str) -> None:
+    """A given score threshold and IoU threshold (and VOC's plus_one, DOTA's all_point) are
+    the class groups' and the driver's, as the one-shot run's."""
+    protocol, iou_type = CASES[case]
+    extra = {"all_point": True} if case == "dota" else {"plus_one": True}
+    opts = {"iou_type": iou_type, "score_thr": 0.5, "iou_thr": 0.6, **extra}
+    gt, dets = scene(case, 8, ties=3)
+    one = evaluate(dets, gt, protocol=protocol, **opts)
+    got = plan(gt, dets, protocol, 2, 1, **opts)
+    assert got.params == one.params and got.summary["score_thr"] == 0.5
+    same(one, got)
+
+
+def test_voc_class_without_predictions_or_ground_truth() -> None:
+    """Classes no bucket emitted are reduced on the driver from the unmatched images'
+    counts: AP 0 with ground truth, None (null) without, as the one-shot run."""
+    gt, dets = scene("voc", 6)
+    cats = sorted({d["category_id"] for d in dets})
+    dets = [d for d in dets if d["category_id"] == cats[0]]
+    gt["categories"].append({"id": 999, "name": "never"})
+    one = evaluate(dets, gt, protocol="voc")
+    got = plan(gt, dets, "voc", 2, 0)
+    assert [r["AP"] for r in got.per_class][-1] is None
+    assert 0.0 in [r["AP"] for r in got.per_class]
+    same(one, got)
+
+
+def test_lean_best_f1_equals_the_sweep() -> None:
+    """The driver's lean best-F1 sweep (every row a TP or an FP) picks the threshold
+    metrics.best_f1_threshold picks, with ties at every score and FPs-only runs."""
+    import numpy as np
+
+    from iou_cli.metrics import best_f1_threshold
+    from iou_cli.state.classes_voc import lean_best_f1
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n = int(rng.integers(0, 40))
+        score = rng.choice(np.linspace(0.05, 0.95, int(rng.integers(1, 6))), size=n)
+        tp = rng.random(n) < rng.random()
+        n_gt = int(rng.integers(0, 30))
+        assert lean_best_f1(score, tp, n_gt) == best_f1_threshold(score, tp, ~tp, n_gt), trial
+
+
+def test_voc_lean_result_has_no_curves() -> None:
+    """The combined VOC evaluation keeps no PR arrays (as long as the predictions): curves
+    are not offered for it, rather than drawn empty."""
+    from iou_cli.analysis.curves import for_result
+
+    gt, dets = scene("voc", 2)
+    assert for_result(evaluate(dets, gt, protocol="voc")) is not None
+    assert for_result(plan(gt, dets, "voc", 2, 0)) is None
+
+
 def test_unreduced_class_rows_are_refused() -> None:
     """The driver combines per-class results only: a class's raw records (a cluster that
     skipped the per-class step) are refused, not reduced on the driver."""
@@ -102,13 +181,14 @@ def test_unreduced_class_rows_are_refused() -> None:
         core.combine(job, emitted)
 
 
-def test_ground_truth_counts_that_disagree_are_refused() -> None:
+@pytest.mark.parametrize("protocol", ["coco", "voc"])
+def test_ground_truth_counts_that_disagree_are_refused(protocol: str) -> None:
     """A class's group counted its ground truths over a different ground truth than the
     driver's (the buckets' and the unmatched images' counts do not add up)."""
     import numpy as np
 
     gt, dets = scene("coco-bbox", 2)
-    job = core.Job(gt=gt, protocol="coco", options={"iou_type": "bbox"})
+    job = core.Job(gt=gt, protocol=protocol, options={"iou_type": "bbox"})
     out = []
     for c, p in core.map_bucket(job, _framed(dets)):
         if c >= 0:

@@ -116,10 +116,8 @@ def test_parts_that_cannot_merge() -> None:
 def test_usage_errors() -> None:
     with pytest.raises(UsageError, match="give a ground truth or categories="):
         Evaluator("sample_data/coco/gt.json", categories=[1])
-    with pytest.raises(UsageError, match="--protocol lvis --iou-type bbox needs a ground-truth"):
-        Evaluator(protocol="lvis", categories=[1])
-    with pytest.raises(UsageError, match="--protocol coco --iou-type keypoints needs a ground"):
-        Evaluator(protocol="coco", iou_type="keypoints", categories=[1])
+    with pytest.raises(UsageError, match="--protocol ultralytics --iou-type bbox needs a ground"):
+        Evaluator(protocol="ultralytics", categories=[1])
     with pytest.raises(UsageError, match="categories\\[1\\]: category id 1 is given twice"):
         Evaluator(protocol="coco", categories=[1, {"id": 1}])
     with pytest.raises(UsageError, match="categories: expected at least one"):

@@ -1,6 +1,6 @@
 """The panoptic PNG fast path (iou_cli/loaders/png.py) against Pillow, the reference reader.
 
-Every PNG the fast path accepts must give the ids Pillow's pixels give, bit for bit, with
+Every PNG the fast path accepts must give Pillow's pixels (RGB bytes), bit for bit, with
 both of its unfilter back ends (libspng and Pillow on the re-wrapped stream); every PNG it
 does not accept must give exactly what the Pillow-only reader gives (the same array or the
 same error). The PNGs come from Pillow (as panopticapi writes them) and from a small writer
@@ -22,7 +22,7 @@ from PIL import Image
 
 from iou_cli.errors import InputError
 from iou_cli.loaders import png as fastpng
-from iou_cli.loaders.panoptic import read_id_map, rgb_to_ids
+from iou_cli.loaders.panoptic import read_id_map, read_rgb, rgb_to_ids
 
 pyspng = pytest.importorskip("pyspng", reason="the fast-png extra (pyspng) is in the test extra")
 pytest.importorskip("zlib_ng", reason="zlib-ng is a dependency")
@@ -111,10 +111,19 @@ def write_png(
     return out + _chunk(b"IEND", b"")
 
 
-def pillow_ids(data: bytes) -> np.ndarray:
+def pillow_rgb(data: bytes) -> np.ndarray:
     with Image.open(io.BytesIO(data)) as im:
         assert im.mode == "RGB"
-        return rgb_to_ids(np.asarray(im))
+        return np.asarray(im)
+
+
+def fast(data: bytes, max_pixels: int | None = None) -> np.ndarray | None:
+    """The fast path's pixels, checked for the layout the scorer relies on."""
+    got = fastpng.fast_rgb(data, max_pixels)
+    if got is not None:
+        assert got.dtype == np.uint8 and got.ndim == 3 and got.shape[2] == 3
+        assert got.flags.c_contiguous
+    return got
 
 
 @pytest.fixture(params=["pyspng", "pillow"])
@@ -149,15 +158,11 @@ def test_pillow_written_pngs_match_pillow(shape: tuple[int, int], backend: str) 
     for ids in (_panoptic_like(rng, *shape), rng.integers(0, 1 << 24, shape, dtype=np.uint32)):
         buf = io.BytesIO()
         Image.fromarray(_rgb(ids), mode="RGB").save(buf, format="PNG")
-        got = fastpng.fast_rgb_ids(buf.getvalue(), None)
+        got = fast(buf.getvalue())
         assert got is not None
-        assert got.dtype == np.uint32
-        assert np.array_equal(got, ids)
-        assert np.array_equal(got, pillow_ids(buf.getvalue()))
-        words = fastpng.fast_rgb_ids(buf.getvalue(), None, masked=False)
-        assert words is not None
-        assert np.array_equal(words & 0xFFFFFF, ids)
-        assert len(np.unique(words >> 24)) == 1  # one constant high byte (the scorer's rule)
+        assert np.array_equal(got, _rgb(ids))
+        assert np.array_equal(got, pillow_rgb(buf.getvalue()))
+        assert np.array_equal(rgb_to_ids(got), ids)
 
 
 @pytest.mark.parametrize("filt", [0, 1, 2, 3, 4, "mixed"])
@@ -169,9 +174,9 @@ def test_every_filter_type_matches_pillow(filt: int | str, backend: str) -> None
     mixed = [int(rng.integers(0, 5)) for _ in range(h)]
     filters = mixed if filt == "mixed" else [int(filt)] * h
     data = write_png(img, filters=filters, idat_parts=3, level=9)
-    got = fastpng.fast_rgb_ids(data, None)
+    got = fast(data)
     assert got is not None
-    assert np.array_equal(got, pillow_ids(data))
+    assert np.array_equal(got, pillow_rgb(data))
 
 
 def test_harmless_chunks_are_read_through(backend: str) -> None:
@@ -183,8 +188,8 @@ def test_harmless_chunks_are_read_through(backend: str) -> None:
         before=((b"gAMA", struct.pack(">I", 45455)), (b"pHYs", b"\0\0\x0b\x13\0\0\x0b\x13\1")),
         after=((b"tEXt", b"Comment\0panoptic"), (b"tIME", b"\x07\xea\x0b\x19\x17\x00\x00")),
     )
-    got = fastpng.fast_rgb_ids(data, None)
-    assert got is not None and np.array_equal(got, pillow_ids(data))
+    got = fast(data)
+    assert got is not None and np.array_equal(got, pillow_rgb(data))
 
 
 def _past_the_end(img: np.ndarray) -> bytes:
@@ -241,40 +246,42 @@ def _variants() -> dict[str, bytes]:
 def test_variants_left_to_pillow_read_as_before(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Not accepted by the fast path, so read_id_map gives what the Pillow reader gives:
+    """Not accepted by the fast path, so read_rgb gives what the Pillow reader gives:
     the same array (interlaced, 16-bit, chunks Pillow reads) or the same located error."""
     data = _variants()[name]
-    assert fastpng.fast_rgb_ids(data, None) is None
+    assert fast(data) is None
     path = tmp_path / "x.png"
     path.write_bytes(data)
 
     def read() -> np.ndarray | str:
         try:
-            return read_id_map(str(path))
+            return read_rgb(str(path))
         except InputError as exc:
             return f"{exc.path}:{exc.where}:{exc.reason}"
 
     with_fast = read()
-    monkeypatch.setattr(fastpng, "fast_rgb_ids", lambda data, max_pixels, masked=True: None)
+    monkeypatch.setattr(fastpng, "fast_rgb", lambda data, max_pixels: None)
     pillow_only = read()
     if isinstance(pillow_only, str):
         assert with_fast == pillow_only
     else:
         assert isinstance(with_fast, np.ndarray) and np.array_equal(with_fast, pillow_only)
+        assert with_fast.flags.c_contiguous and with_fast.dtype == np.uint8
+        assert np.array_equal(read_id_map(str(path)), rgb_to_ids(pillow_only))
 
 
 def test_large_images_stay_with_pillows_bomb_rule() -> None:
     data = write_png(_rgb(np.ones((4, 5), dtype=np.uint32)))
-    assert fastpng.fast_rgb_ids(data, 19) is None
-    got = fastpng.fast_rgb_ids(data, 20)
-    assert got is not None and (got == 1).all()
+    assert fast(data, 19) is None
+    got = fast(data, 20)
+    assert got is not None and (rgb_to_ids(got) == 1).all()
 
 
 def test_without_zlib_ng_the_reader_is_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fastpng, "_BACKEND", None)
     monkeypatch.setattr(fastpng, "_LOADED", True)
     data = write_png(_rgb(np.ones((4, 5), dtype=np.uint32)))
-    assert fastpng.fast_rgb_ids(data, None) is None
+    assert fast(data) is None
     assert fastpng.decoder_name() == "pillow"
 
 
