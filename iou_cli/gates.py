@@ -20,7 +20,6 @@ AP integral).
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -204,6 +203,8 @@ def resolve(
     for g in gates:
         key = _alias(g.key, keys, protocol, iou_thr, g.option)
         if key not in keys:
+            import difflib
+
             close = difflib.get_close_matches(key, list(keys), n=1, cutoff=0.6)
             lowered = {k.lower(): k for k in keys}
             hint = lowered.get(key.lower()) or (close[0] if close else None)

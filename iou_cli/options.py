@@ -163,7 +163,11 @@ class RunOptions:
 
     @classmethod
     def build(
-        cls, values: Mapping[str, Any], *, ignore: frozenset[str] = frozenset()
+        cls,
+        values: Mapping[str, Any],
+        *,
+        ignore: frozenset[str] = frozenset(),
+        checked: bool = False,
     ) -> RunOptions:
         """Route flat ``name=value`` pairs to the option classes by field name.
 
@@ -172,6 +176,9 @@ class RunOptions:
         set (``None`` / ``False`` mean not given) and :meth:`validate` says it does not
         apply. A name no option class declares is a ``TypeError`` (the API's unknown
         keyword), unless it is in ``ignore`` (the CLI's own parameters: outputs, gates).
+        ``checked``: every name is known to be an option or ignored (the CLI's parameters,
+        which ``tests/unit/test_options.py`` checks), so one not given needs no look-up in
+        the other protocols (that imports every protocol module).
         """
         from .protocols import option_owners, params_of
 
@@ -186,7 +193,7 @@ class RunOptions:
         groups: dict[str, dict[str, Any]] = {g: {} for g in ("run", "load", "analyses")}
         mine: dict[str, Any] = {}
         aside: dict[str, Any] = {}
-        owners = option_owners()
+        owners: dict[str, list[str]] | None = None
         for name, value in values.items():
             home = next((g for g, names in homes if name in names), None)
             if home is not None:
@@ -194,7 +201,9 @@ class RunOptions:
             elif name in own:
                 if value is not None:
                     mine[name] = value
-            elif name in owners:
+            elif checked and (value is None or value is False or name in ignore):
+                continue
+            elif name in (owners := option_owners() if owners is None else owners):
                 if value is not None and value is not False:
                     aside[name] = value
             elif name not in ignore:

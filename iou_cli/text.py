@@ -21,7 +21,6 @@ the one for its output on every string that came from an input:
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Any
 
@@ -94,6 +93,8 @@ def json_text(dumped: str) -> str:
 
 def html_text(value: Any) -> str:
     """Text (or an attribute value) for HTML: ``& < > " '`` escaped, surrogates replaced."""
+    import html  # (html.entities is ~5 ms: only the HTML report needs it)
+
     s = _SURROGATE.sub("\ufffd", str(value))
     s = _CONTROL.sub(lambda m: "" if m.group(0) not in "\n\t" else m.group(0), s)
     return html.escape(s, quote=True)

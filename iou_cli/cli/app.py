@@ -10,6 +10,7 @@ reports any tool that SIGPIPE ends). Errors are one line on stderr:
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 import gc
 import os
@@ -82,6 +83,17 @@ VERBS = frozenset(c.name for c in app.registered_commands if c.name)
 
 
 ROOT_OPTIONS = ("--version", "--install-completion", "--show-completion")
+
+
+def click_command(verb: str | None) -> Any:
+    """The click group that runs ``verb``: with that verb's command only (building a
+    command reads its whole signature: the 8 verbs took ~25 ms of every run), or every
+    verb's for anything else (the root options, completion)."""
+    if verb not in VERBS and verb != "--version":
+        return typer.main.get_command(app)
+    one = copy.copy(app)  # (--version: the root callback alone, it exits first)
+    one.registered_commands = [c for c in app.registered_commands if c.name == verb]
+    return typer.main.get_command(one)
 
 
 def _dispatch_args(argv: list[str], command: Any = None) -> list[str]:
@@ -176,18 +188,24 @@ def main(argv: list[str] | None = None) -> None:  # noqa: C901
     from ..loaders.files import reading
 
     if argv is None:  # the console script: one command, then the process ends
+        # NumPy's OpenBLAS starts a thread per core at import (~20 ms of CPU) for matrix
+        # products iou-eval hardly makes (small bootstrap ones; --jobs forks processes);
+        # a value the user set wins. Set before NumPy is imported (no verb imports it yet).
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         # what was imported stays (frozen out of the collector's scans), and a collection
         # waits for 100k new containers instead of 700 (a results file is tens of thousands
         # of records: the default spent ~10% of a segm run in the collector)
         gc.freeze()
         gc.set_threshold(100_000, 50, 1000)
     setup_streams()
-    command = typer.main.get_command(app)
     raw = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in raw  # every command's --debug: a traceback instead of one line
     old_term = _on_sigterm()
     try:
-        args = _dispatch_args(raw, command)
+        args = _dispatch_args(raw)
+        command = click_command(args[0] if args else None)
+        if args and args[0] == "iou":
+            args = ["iou", *_numbers_as_arguments(args[1:], command.commands["iou"])]
         # one read-set for the whole command: every file any loader reads is recorded, and
         # no output is written over it (outguard); pipe bytes live for this command only
         with reading():

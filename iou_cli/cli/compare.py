@@ -176,7 +176,7 @@ def compare_cmd(
     else:
         comparison = cmp.compare(
             inputs,
-            RunOptions.build(given, ignore=CLI_ONLY),
+            RunOptions.build(given, ignore=CLI_ONLY, checked=True),
             gates=gates,
             bootstrap=bootstrap,
             seed=seed,

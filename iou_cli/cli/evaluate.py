@@ -221,7 +221,7 @@ def evaluate_cmd(
     )
     # the options by field name; option errors, gate-key typos and gates pointing the wrong
     # way fail before the work (the keys come from the protocol)
-    options = RunOptions.build(given, ignore=CLI_ONLY).for_inputs()
+    options = RunOptions.build(given, ignore=CLI_ONLY, checked=True).for_inputs()
     options.validate()
     gate_list = gating.resolve(gate_list, options.summary_keys(), protocol=protocol, iou_thr=op_iou)
     inputs = [

@@ -7,7 +7,6 @@ wrong and why (``preds.json: [17].bbox: expected 4 numbers, got 3``).
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ import numpy as np
 from ..data import Boxes, Categories, Images, Side, norm_id
 from ..errors import InputError, kind_of
 from . import keypoints as kpt
+from .coco_images import finite, images_table, is_id, is_num, stem, stem_problem, table_key
 from .coco_obb import obb_arrays, obb_columns
 from .fastcoco import read_path
 from .ids import factorize
@@ -26,30 +26,7 @@ from .lvis import federated_columns
 if TYPE_CHECKING:  # pragma: no cover
     from ..options import LoadOptions
 
-_NUM = (int, float)
 _FAST = ("bbox", "obb", "keypoints", "segm")  # results lists read by fastcoco
-
-
-def _is_num(v: object) -> bool:
-    return isinstance(v, _NUM) and not isinstance(v, bool)
-
-
-def _finite(v: object) -> bool:
-    """``math.isfinite`` that says False (not OverflowError) for a 400-digit integer."""
-    try:
-        return math.isfinite(v)  # type: ignore[arg-type]
-    except OverflowError:
-        return False
-
-
-def _is_id(v: object) -> bool:
-    return (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and v != "")
-
-
-def _stem(name: object) -> str | None:
-    if not isinstance(name, str) or not name:
-        return None
-    return os.path.splitext(os.path.basename(name.replace("\\", "/")))[0]
 
 
 # complexity: one table of per-field checks of a record, each with its own located message
@@ -62,7 +39,7 @@ def _check_record(  # noqa: C901
     for key in ("image_id", "category_id"):
         if key not in rec:
             raise InputError(path, where, f"missing key '{key}'")
-        if not _is_id(rec[key]):
+        if not is_id(rec[key]):
             raise InputError(
                 path, f"{where}.{key}", f"expected an integer id, got {kind_of(rec[key])}"
             )
@@ -82,9 +59,9 @@ def _check_record(  # noqa: C901
         if len(bbox) != 4:
             raise InputError(path, f"{where}.bbox", f"expected 4 numbers, got {len(bbox)}")
         for j, v in enumerate(bbox):
-            if not _is_num(v):
+            if not is_num(v):
                 raise InputError(path, f"{where}.bbox[{j}]", f"expected a number, got {kind_of(v)}")
-            if not _finite(v):
+            if not finite(v):
                 raise InputError(path, f"{where}.bbox[{j}]", f"expected a finite number, got {v}")
         if bbox[2] < 0 or bbox[3] < 0:
             raise InputError(
@@ -98,10 +75,10 @@ def _check_record(  # noqa: C901
         if "score" not in rec:
             raise InputError(path, where, "missing key 'score' (predictions need a confidence)")
         s = rec["score"]
-        if not _is_num(s) or not _finite(s):
+        if not is_num(s) or not finite(s):
             raise InputError(path, f"{where}.score", f"expected a finite number, got {kind_of(s)}")
     for key in ("area",):
-        if key in rec and (not _is_num(rec[key]) or not _finite(rec[key])):
+        if key in rec and (not is_num(rec[key]) or not finite(rec[key])):
             raise InputError(
                 path, f"{where}.{key}", f"expected a finite number, got {kind_of(rec[key])}"
             )
@@ -166,7 +143,7 @@ def _records_to_columns(
         if need_score:
             score = np.array([r["score"] for r in recs], dtype=object) if n else np.zeros(0)
             if n:
-                if any(not _is_num(s) for s in score):
+                if any(not is_num(s) for s in score):
                     raise TypeError
                 score = score.astype(np.float64)
                 if not np.isfinite(score).all():
@@ -176,7 +153,7 @@ def _records_to_columns(
         img_codes, img_uniq = _id_column(img)
         cat_codes, cat_uniq = _id_column(cat)
         for u in img_uniq + cat_uniq:
-            if not _is_id(u):
+            if not is_id(u):
                 raise TypeError
         segm = [r["segmentation"] for r in recs] if iou_type == "segm" else None
     except (KeyError, TypeError, ValueError, OverflowError):
@@ -322,7 +299,7 @@ def _attach_file_names(side: Side, recs: Any) -> None:
         if not isinstance(r, dict) or "file_name" not in r:
             continue
         k = norm_id(r.get("image_id"))
-        st = _stem(r.get("file_name"))
+        st = stem(r.get("file_name"))
         if found.setdefault(k, st) != st:
             found[k] = None  # one id, two files: no file name for this image
     if not found:
@@ -376,24 +353,10 @@ def _load_dataset(  # noqa: C901
     cats_l = _table(data, "categories", path)
 
     # images
-    img_index: dict[Hashable, int] = {}
-    keys: list[Hashable] = []
-    stems: list[str | None] = []
-    widths = np.full(len(images_l), np.nan)
-    heights = np.full(len(images_l), np.nan)
-    for i, im in enumerate(images_l):
-        key = _table_key(path, "images", "image", i, im, img_index)
-        img_index[key] = i
-        keys.append(key)
-        # LVIS v1 names the file only by its COCO url (".../val2017/000000397133.jpg")
-        stems.append(_stem(im.get("file_name") or im.get("coco_url")))
-        for col, name in ((widths, "width"), (heights, "height")):
-            v = im.get(name)
-            if v is not None and _is_num(v) and _finite(v) and v > 0:
-                col[i] = float(v)
+    keys, img_index, stems, widths, heights = images_table(path, images_l)
     stem_note: str | None = None
     if any(s is None for s in stems) or len(set(stems)) != len(stems):
-        stem_note = _stem_problem(images_l, stems)
+        stem_note = stem_problem(images_l, stems)
         stems = [None] * len(stems)  # file names missing or ambiguous: match by id only
 
     # categories
@@ -401,7 +364,7 @@ def _load_dataset(  # noqa: C901
     cat_ids: list[Hashable | None] = []
     names: list[str | None] = []
     for i, c in enumerate(cats_l):
-        key = _table_key(path, "categories", "category", i, c, cat_index)
+        key = table_key(path, "categories", "category", i, c, cat_index)
         cat_index[key] = i
         cat_ids.append(key)
         nm = c.get("name")
@@ -502,7 +465,7 @@ def _load_dataset(  # noqa: C901
         area = np.where(np.isnan(arr), box_area, arr) if not bad_area else area
     if bad_area:
         for i, v in enumerate(vals):
-            if v is not None and not (_is_num(v) and _finite(v)):
+            if v is not None and not (is_num(v) and finite(v)):
                 raise InputError(
                     path, f"annotations[{i}].area", f"expected a finite number, got {kind_of(v)}"
                 )
@@ -548,38 +511,6 @@ def _load_dataset(  # noqa: C901
         federated=federated,
         skeleton=skeleton,
     )
-
-
-def _stem_problem(images_l: list[Any], stems: list[str | None]) -> str:
-    """Why images cannot be matched by file stem, naming the first culprit."""
-    first: dict[str, int] = {}
-    for i, st in enumerate(stems):
-        if st is None:
-            return f"images[{i}] has no 'file_name'"
-        if st in first:
-            j = first[st]
-            a, b = images_l[j].get("file_name"), images_l[i].get("file_name")
-            if a == b:
-                return f"images[{j}] and images[{i}] have one file_name {a!r}"
-            return f"images[{j}] {a!r} and images[{i}] {b!r} have one stem {st!r}"
-        first[st] = i
-    return "file names are ambiguous"
-
-
-def _table_key(
-    path: str, table: str, what: str, i: int, entry: Any, seen: dict[Hashable, int]
-) -> Hashable:
-    """The checked, normalised id of ``table[i]`` (an image or a category), new in ``seen``."""
-    if not isinstance(entry, dict):
-        raise InputError(path, f"{table}[{i}]", f"expected an object, got {kind_of(entry)}")
-    if "id" not in entry or not _is_id(entry["id"]):
-        raise InputError(
-            path, f"{table}[{i}].id", f"expected an integer id, got {kind_of(entry.get('id'))}"
-        )
-    key = norm_id(entry["id"])
-    if key in seen:
-        raise InputError(path, f"{table}[{i}].id", f"duplicate {what} id {entry['id']!r}")
-    return key
 
 
 def _id_sort_key(key: Hashable | None) -> tuple[int, int, str]:

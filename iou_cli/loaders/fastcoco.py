@@ -93,10 +93,15 @@ def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | N
     The rows' ``keypoints`` are kept as raw JSON and decoded a slice of rows at a time as one
     flat list of numbers (one typed decode instead of one list per row); a row that is not a
     flat list of numbers makes that decode fail, and each row's count must be the first's."""
-    import msgspec
-
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    return _kpt_columns(data)
+
+
+def _kpt_columns(data: bytes | memoryview) -> dict[str, npt.NDArray[np.generic]] | None:
+    """:func:`read_keypoint_results` of a list without a BOM (also a slice of a bigger one)."""
+    import msgspec
+
     try:
         recs = _kpt_decoder().decode(data)
     except msgspec.DecodeError:
@@ -177,7 +182,7 @@ def read_results(data: bytes, jobs: int = 1, *, field: str = "bbox") -> dict[str
     compressed RLE masks (:func:`_segm_columns`). ``jobs`` > 1: the slices are decoded by that
     many forked processes (the same columns).
     """
-    if field == "keypoints":
+    if field == "keypoints" and jobs < 2:
         return read_keypoint_results(data)
     return Pending(data, jobs, field).get()
 
@@ -195,8 +200,6 @@ class Pending:
     """
 
     def __init__(self, data: bytes, jobs: int, field: str) -> None:
-        import multiprocessing
-
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         self.data, self.field = data, field
@@ -208,7 +211,11 @@ class Pending:
         slices = None if len(data) <= chunk else _split(data, chunk)
         self.slices = slices
         n = min(jobs, len(slices or ()))
-        if slices is None or n < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        if slices is None or n < 2:
+            return
+        import multiprocessing  # (only to fork: one process needs none of it)
+
+        if "fork" not in multiprocessing.get_all_start_methods():
             return
         # plain forked processes, one pipe each (not a Pool): nothing is shared but the
         # pipe, so ending them never waits on a lock a worker holds (a Pool's terminate()
@@ -266,6 +273,8 @@ class Pending:
         done = [p for p in parts if p is not None]
         if len(done) != len(parts):
             return None
+        if field == "keypoints" and not _same_kind(done):
+            return None
         if "segm" in done[0]:  # a list: joined, not concatenated as an array
             masks = [m for p in done for m in p.pop("segm")]
             return {**_concat(done), "segm": masks}
@@ -289,6 +298,15 @@ class Pending:
             if proc.exitcode is None:
                 proc.kill()
                 proc.join()
+
+
+def _same_kind(parts: list[dict[str, Any]]) -> bool:
+    """Keypoint slices agree: one K in all, and a ``bbox`` on every row or on none (a slice
+    without one has NaN boxes); otherwise the validating loader reads the file and says
+    which row differs."""
+    k = {p["keypoints"].shape[1] for p in parts}
+    boxed = {bool(np.isnan(p["bbox"][:1]).all()) for p in parts}
+    return len(k) == 1 and len(boxed) == 1
 
 
 def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -449,6 +467,8 @@ def _id_score_columns(
 def _columns(data: bytes | memoryview, field: str = "bbox") -> dict[str, Any] | None:
     import msgspec
 
+    if field == "keypoints":
+        return _kpt_columns(data)
     try:
         recs = _decoder(field).decode(data)
     except msgspec.DecodeError:  # also ValidationError: not JSON, or not this schema
@@ -522,7 +542,7 @@ def prefetch(path: str, jobs: int, field: str) -> None:
     from ..errors import InputError
     from .jsonio import read_bytes
 
-    if jobs < 2 or field not in ("bbox", "obb") or not os.path.isfile(path):
+    if jobs < 2 or field not in ("bbox", "obb", "keypoints") or not os.path.isfile(path):
         return
     if os.path.getsize(path) < _PARALLEL_MIN:
         return

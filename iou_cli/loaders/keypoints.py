@@ -128,10 +128,10 @@ def keypoint_record_columns(
 ) -> dict[str, Any]:
     """``kpts`` and ``num_kpts`` of COCO records, and for results without a ``bbox`` the box
     their keypoints span (pycocotools' ``loadRes``: its ``w * h`` is then their area)."""
-    from ..geometry.oks import extent
-
     if iou_type != "keypoints":
         return {}
+    from ..geometry.oks import extent
+
     kpts, num = keypoint_columns(recs, path, prefix, gt=gt)
     out: dict[str, Any] = {"kpts": kpts, "num_kpts": num}
     if not gt and not (recs and isinstance(recs[0], dict) and "bbox" in recs[0]):

@@ -333,3 +333,71 @@ def test_move_left_in_pieces_equals_a_copy(shift: int) -> None:
         want[100 : 100 + 1000] = col[100 + shift : 100 + shift + 1000].copy()
         fastcoco._move_left(col, 100 + shift, 100, 1000)
         assert np.array_equal(col, want)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_keypoint_results_decoded_by_workers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_slices: list[bool], seed: int
+) -> None:
+    """Keypoint results (with and without a bbox per row) are decoded in slices by forked
+    workers while the ground truth is read: the same report as one process, bit for bit."""
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(seed, with_bbox=seed % 2 == 0)
+    random.Random(seed).shuffle(dets)
+    args = _write(tmp_path, gt, dets, indent=None if seed else 1)
+    one = _same_as_one_process(
+        [*args, "--iou-type", "keypoints", "-o", "json", "--per-class", "-q"], capsys, small_slices
+    )
+    assert one["summary"]["AP"] >= 0
+
+
+def _kpt_record(i: int, k: int = 3, bbox: bool = True) -> str:
+    kp = ", ".join(f"{i % 9 + j}.5, {j + 1}.25, 0.{j % 9 + 1}" for j in range(k))
+    box = ', "bbox": [1, 2, 30, 40]' if bbox else ""
+    return f'{{"image_id": 1, "category_id": 1, "keypoints": [{kp}]{box}, "score": 0.{i % 9 + 1}}}'
+
+
+@pytest.mark.parametrize("case", ["another K", "a bbox on some rows only"])
+def test_keypoint_slices_that_disagree_are_declined(case: str) -> None:
+    """Each slice is consistent in itself, but the slices differ from each other (K, or a
+    bbox on the rows of one slice only): declined, so the validating loader says which row
+    differs; the serial decode declines the same file."""
+    recs = [_kpt_record(i) for i in range(30)]
+    odd = _kpt_record(99, k=4) if case == "another K" else _kpt_record(99, bbox=False)
+    recs += [odd] * 30
+    data = ("[" + ",".join(recs) + "]").encode()
+    assert fastcoco.read_results(data, 1, field="keypoints") is None
+    old = fastcoco._PARALLEL_MIN, fastcoco._CHUNK
+    fastcoco._PARALLEL_MIN, fastcoco._CHUNK = 0, len(data) // 2 + 1
+    try:
+        pending = fastcoco.Pending(data, 2, "keypoints")
+        assert pending.pool is not None
+        assert pending.get() is None
+        same = ("[" + ",".join(recs[:30] * 2) + "]").encode()
+        cols = fastcoco.Pending(same, 2, "keypoints").get()
+    finally:
+        fastcoco._PARALLEL_MIN, fastcoco._CHUNK = old
+    serial = fastcoco.read_results(same, 1, field="keypoints")
+    assert cols is not None and serial is not None
+    for key in serial:
+        assert np.array_equal(cols[key], serial[key], equal_nan=True), key
+
+
+def test_keypoint_bad_row_same_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_slices: list[bool]
+) -> None:
+    from tests.oracle.kptgen import random_kpt_scene
+
+    kgt, _ = random_kpt_scene(1, k=3, n_cats=1)
+    kgt["images"] = [{"id": 1, "file_name": "a.jpg", "width": 640, "height": 480}]
+    kgt["annotations"] = [dict(a, image_id=1) for a in kgt["annotations"]][:3]
+    (tmp_path / "gt.json").write_text(json.dumps(kgt))
+    recs = [_kpt_record(i) for i in range(40)]
+    recs[33] = recs[33].replace('"keypoints": [', '"keypoints": ["x", ')
+    (tmp_path / "pred.json").write_text("[" + ",\n".join(recs) + "]")
+    args = [str(tmp_path / "pred.json"), str(tmp_path / "gt.json"), "-q", "--iou-type", "keypoints"]
+    one = assert_one_error_line(*run([*args, "--jobs", "1"], capsys))
+    two = assert_one_error_line(*run([*args, "--jobs", "2"], capsys))
+    assert two == one and "[33]" in one
+    assert any(small_slices)

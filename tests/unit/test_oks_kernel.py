@@ -46,3 +46,23 @@ def test_far_pairs_are_only_pairs_below_the_threshold(seed: int) -> None:
         assert np.array_equal(fast[exact >= thr], exact[exact >= thr])
         if thr == 0.5:
             assert skipped.mean() > 0.2  # the bound does skip far pairs
+
+
+@pytest.mark.parametrize("k", [3, 8, 17, 30])
+@pytest.mark.parametrize("density", ["few", "all", "mixed"])
+def test_row_sums_few_kept_all_kept_and_mixed(k: int, density: str) -> None:
+    # rows with fewer than 8 kept values are summed in place with zeros for the rest;
+    # rows with every value kept are not compacted; both must stay NumPy's sum bit for bit
+    rng = np.random.default_rng(k)
+    a = np.exp(-rng.random((300, k)) * rng.choice([1e-3, 1.0, 30.0], size=(300, 1)))
+    if density == "all":
+        kept = np.ones((300, k), dtype=bool)
+    else:
+        kept = rng.random((300, k)) < (0.2 if density == "few" else 0.7)
+        if density == "few":
+            kept &= np.cumsum(kept, axis=1) <= 7
+        kept[kept.sum(axis=1) == 0, -1] = True
+    n = kept.sum(axis=1)
+    ours = row_sums(a, kept, n)
+    ref = np.array([np.sum(a[i][kept[i]]) for i in range(a.shape[0])])
+    assert np.array_equal(ours, ref)

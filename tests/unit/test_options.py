@@ -170,3 +170,30 @@ def test_every_option_field_is_a_flag_of_the_verb(verb: str, not_flags: set[str]
     protocol_fields = set(option_owners())
     assert (fields | protocol_fields) - {"keep_tables"} - not_flags <= params
     assert params - fields - protocol_fields <= module.CLI_ONLY
+    # build(checked=True) skips the CLI's own names before looking at protocol options
+    assert not module.CLI_ONLY & (fields | protocol_fields)
+
+
+def test_checked_build_routes_as_the_api_does_without_importing_other_protocols() -> None:
+    """The CLI's build (``checked``: its names are known) gives the options the API's
+    build gives, and looks at other protocols only for an option that is given."""
+    import subprocess
+    import sys
+
+    values = {"protocol": "coco", "iou_type": "bbox", "plus_one": False, "max_dets": None}
+    assert RunOptions.build(values, checked=True) == RunOptions.build(values)
+    given = dict(values, plus_one=True)
+    opts = RunOptions.build(given, checked=True)
+    assert opts == RunOptions.build(given) and opts.aside == {"plus_one": True}
+    with pytest.raises(UsageError, match="--plus-one does not apply to --protocol coco"):
+        opts.validate()
+    with pytest.raises(TypeError, match="unexpected option 'colour'"):
+        RunOptions.build({"colour": "red"}, checked=True)
+    code = (
+        "import sys; from iou_cli.options import RunOptions\n"
+        "RunOptions.build({'protocol': 'coco', 'plus_one': False, 'sigmas': None}, checked=True)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('iou_cli.protocols.')))"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = {m.strip("[]',").rsplit(".", 1)[-1] for m in p.stdout.split()}
+    assert "coco" in loaded and not loaded & {"voc", "lvis", "dota", "ultralytics"}

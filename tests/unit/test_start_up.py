@@ -1,0 +1,145 @@
+"""Light start-up: what each common command imports (``python -X importtime``, in a fresh
+process). Heavy or unrelated modules are imported where they are used, so a plain run pays
+only for what it needs; a new top-level import of one of these fails here with its name.
+
+* ``--version`` and ``--help``: no NumPy, no JSON decoder, nothing of the library's
+  evaluation;
+* a plain bbox or keypoint evaluation (``-o json``): no pandas, matplotlib, torch, rich,
+  no ``multiprocessing`` (one process), no ``numpy.ma`` (``np.unique`` imports it), no
+  analyses, HTML report, partial states, and a bbox run no keypoint geometry.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_data"
+
+# never in any plain command
+HEAVY = {"pandas", "matplotlib", "torch", "scipy", "PIL", "cv2", "sklearn", "shapely"}
+# not for a single-process evaluation that writes JSON
+EVALUATION = HEAVY | {
+    "rich",
+    "multiprocessing",
+    "numpy.ma",
+    "html",
+    "iou_cli.analysis",
+    "iou_cli.report.html",
+    "iou_cli.report.plots",
+    "iou_cli.state",
+    "iou_cli.distributed",
+    "iou_cli.streaming",
+}
+BBOX = [str(SAMPLE / "coco" / "preds.json"), str(SAMPLE / "coco" / "gt.json")]
+KPT = [str(SAMPLE / "keypoints" / "coco" / "preds.json"), str(SAMPLE / "keypoints" / "coco" / "gt.json")]  # fmt: skip
+
+CASES = {
+    "--version": (["--version"], HEAVY | {"numpy", "msgspec", "iou_cli.api", "iou_cli.loaders.coco"}),
+    "--help": (["--help"], HEAVY | {"numpy", "msgspec", "iou_cli.api", "multiprocessing"}),
+    "bbox": ([*BBOX, "-o", "json"], EVALUATION | {"iou_cli.geometry.oks"}),
+    "keypoints": ([*KPT, "--iou-type", "keypoints", "-o", "json"], EVALUATION),
+}  # fmt: skip
+
+
+def imported(args: list[str]) -> set[str]:
+    """The modules ``iou-eval ARGS`` imports (and every parent package of each)."""
+    env = dict(os.environ, PYTHONPROFILEIMPORTTIME="1")
+    p = subprocess.run(
+        [sys.executable, "-m", "iou_cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    names = {
+        line.split("|")[-1].strip()
+        for line in p.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    names.discard("imported package")  # the header line
+    return {".".join(n.split(".")[: i + 1]) for n in names for i in range(n.count(".") + 1)}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_light_start_up(case: str) -> None:
+    args, forbidden = CASES[case]
+    mods = imported(args)
+    assert "iou_cli.cli.app" in mods  # the profile really lists the imports
+    assert ("numpy" in mods) == (case in ("bbox", "keypoints"))
+    assert sorted(mods & forbidden) == []
+
+
+def test_the_check_sees_a_lazy_import_made_eager(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the check itself: a module imported at start-up (here through sitecustomize) is seen
+    (tmp_path / "sitecustomize.py").write_text("import difflib\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT)]))
+    assert "difflib" in imported(["--version"])
+
+
+def _param(p: Any) -> tuple[Any, ...]:
+    return (
+        p.name,
+        p.opts,
+        p.secondary_opts,
+        p.required,
+        p.default,
+        p.nargs,
+        str(p.type),
+        getattr(p, "help", None),
+    )
+
+
+def test_a_verbs_own_command_is_the_one_of_the_whole_group() -> None:
+    # a run builds only its verb's click command: the same parameters, help and epilog as
+    # the verb has in the group of all verbs (which --install-completion and the docs use)
+    from iou_cli.cli.app import VERBS, click_command
+
+    full = click_command(None)
+    assert set(full.commands) == VERBS
+    for verb in VERBS:
+        group = click_command(verb)
+        assert list(group.commands) == [verb]
+        one, ref = group.commands[verb], full.commands[verb]
+        assert [_param(p) for p in one.params] == [_param(p) for p in ref.params]
+        assert (one.help, one.epilog) == (ref.help, ref.epilog)
+        assert [p.name for p in group.params] == [p.name for p in full.params]
+    # --version needs the root callback only (eager: it prints and exits before any verb)
+    assert click_command("--version").commands == {}
+
+
+@pytest.mark.parametrize("preset", [None, "4"])
+def test_console_script_holds_openblas_to_one_thread_unless_set(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], preset: str | None
+) -> None:
+    # set before NumPy is imported: the CLI's modules do not import it (a fresh process)
+    p = subprocess.run(
+        [sys.executable, "-c", "import sys, iou_cli.cli.app; print('numpy' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert p.stdout.strip() == "False", p.stderr
+    from iou_cli.cli.app import main
+
+    if preset is None:
+        monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", preset)
+    monkeypatch.setattr(sys, "argv", ["iou-eval", "--version"])
+    monkeypatch.setattr("gc.freeze", lambda: None)  # (not this test process's heap)
+    monkeypatch.setattr("gc.set_threshold", lambda *a: None)
+    with pytest.raises(SystemExit):
+        main()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == (preset or "1")
+    assert "iou-eval" in capsys.readouterr().out
