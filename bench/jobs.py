@@ -120,7 +120,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(
         f"Scale {args.scale}x, --jobs 2 vs --jobs 1 ({args.runs} run(s), median; reports equal): "
-        f"time {t2:.1f} s vs {t1:.1f} s = {t2 / t1:.2f}x (goal <= 0.65x); CPU {c2:.1f} s vs "
+        f"time {t2:.2f} s vs {t1:.2f} s = {t2 / t1:.3f}x (goal <= 0.65x); CPU {c2:.1f} s vs "
         f"{c1:.1f} s = {c2 / c1:.2f}x; peak memory of all processes (PSS) {m2:.0f} MiB vs "
         f"{m1:.0f} MiB = {m2 / m1:.2f}x (goal <= 1.5x); load average {load:.1f} on "
         f"{os.cpu_count()} cores (wall times need an idle machine)"

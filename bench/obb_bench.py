@@ -301,15 +301,24 @@ def run_job(name: str, data: str) -> tuple[float, float, int, dict[str, Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--images", type=int, default=458)
-    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--job")
+    ap.add_argument("--generate", help=argparse.SUPPRESS)
     ap.add_argument("--data")
     args = ap.parse_args()
     if args.job:
         print(json.dumps(JOBS[args.job](args.data)))
         return
+    if args.generate:
+        print(json.dumps(generate(args.generate, args.images)))
+        return
     with tempfile.TemporaryDirectory(prefix="iou-eval-obb-") as tmp:
-        sizes = generate(tmp, args.images)
+        # generated in a child: a job's peak RSS (ru_maxrss) starts from this process's size
+        # at fork, so a parent holding the generated set would set every job's figure
+        gen = [sys.executable, os.path.abspath(__file__), "--generate", tmp]
+        gen += ["--images", str(args.images)]
+        done = subprocess.run(gen, check=True, capture_output=True, text=True)
+        sizes = json.loads(done.stdout.strip().splitlines()[-1])
         print(
             f"OBB bench: {sizes['images']} images, {sizes['gt']} ground truths, {sizes['pred']} predictions"
         )
