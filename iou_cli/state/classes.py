@@ -57,6 +57,28 @@ def _one_class(header: Mapping[str, Any], k: int) -> dict[str, Any]:
     return h
 
 
+def class_state(
+    header: Mapping[str, Any],
+    k: int,
+    records: Mapping[str, np.ndarray],
+    counts: dict[str, np.ndarray],
+) -> PartialState:
+    """Class ``k``'s records (``score``, ``image``, ``rank``, ``bits``, ``iou``; any order)
+    as a one-class state: what :mod:`.reduce`'s own code reduces on a cluster's group."""
+    n = int(records["score"].shape[0])
+    return PartialState(
+        header=_one_class(header, k),
+        images=np.zeros(0, dtype=np.int64),
+        category=np.zeros(n, dtype=np.int64),
+        score=np.asarray(records["score"], dtype=np.float64),
+        image=np.asarray(records["image"], dtype=np.int64),
+        rank=np.asarray(records["rank"], dtype=np.int64),
+        bits=np.asarray(records["bits"], dtype=np.uint8),
+        iou=np.asarray(records["iou"], dtype=np.float64),
+        counts=counts,
+    )
+
+
 def class_result(
     header: Mapping[str, Any],
     k: int,
@@ -68,17 +90,11 @@ def class_result(
     ``rank``, ``bits``, ``iou``, any order), ``n_pos`` (area ranges,) its ground truths
     counted over every image, ``n_det`` its predictions -> its slices of the arrays and its
     operating-point columns (see the module docstring)."""
-    n = int(records["score"].shape[0])
-    state = PartialState(
-        header=_one_class(header, k),
-        images=np.zeros(0, dtype=np.int64),
-        category=np.zeros(n, dtype=np.int64),
-        score=np.asarray(records["score"], dtype=np.float64),
-        image=np.asarray(records["image"], dtype=np.int64),
-        rank=np.asarray(records["rank"], dtype=np.int64),
-        bits=np.asarray(records["bits"], dtype=np.uint8),
-        iou=np.asarray(records["iou"], dtype=np.float64),
-        counts={
+    state = class_state(
+        header,
+        k,
+        records,
+        {
             "n_pos": np.asarray(n_pos, dtype=np.int64)[:, None],
             "n_det": np.asarray([n_det], dtype=np.int64),
         },

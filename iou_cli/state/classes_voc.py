@@ -28,7 +28,7 @@ from ..errors import UsageError
 from ..protocols.dota import DotaEvaluation
 from ..protocols.voc import VocEvaluation, VocMatch
 from ..result import Result
-from .classes import _one_class, _small
+from .classes import _small, class_state
 from .partial import PartialState
 from .reduce import _dota, _voc, skeleton
 
@@ -43,18 +43,7 @@ def voc_class_result(
     """Class ``k``'s reduce: ``records`` (its rows from every bucket: ``score``, ``image``,
     ``rank`` (file position), ``bits``, ``iou``; any order), ``n_gt`` its non-difficult
     ground truths over every image -> its AP, counts and operating-point columns."""
-    n = int(records["score"].shape[0])
-    state = PartialState(
-        header=_one_class(header, k),
-        images=np.zeros(0, dtype=np.int64),
-        category=np.zeros(n, dtype=np.int64),
-        score=np.asarray(records["score"], dtype=np.float64),
-        image=np.asarray(records["image"], dtype=np.int64),
-        rank=np.asarray(records["rank"], dtype=np.int64),
-        bits=np.asarray(records["bits"], dtype=np.uint8),
-        iou=np.asarray(records["iou"], dtype=np.float64),
-        counts={"n_gt": np.asarray([n_gt], dtype=np.int64)},
-    )
+    state = class_state(header, k, records, {"n_gt": np.asarray([n_gt], dtype=np.int64)})
     ev = _dota(state) if header["layout"]["kind"] == "dota" else _voc(state)
     assert isinstance(ev, VocEvaluation)
     cur, m = ev.curves[0], ev.match
