@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable, Iterable
+from typing import Any
 
 
 def init_worker() -> None:
@@ -23,3 +25,39 @@ def cores(jobs: int) -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def fork_workers(
+    target: Callable[..., None], args: Iterable[tuple[Any, ...]]
+) -> list[tuple[Any, Any]]:
+    """One forked process per ``args`` item, each running ``target(*item, send)`` with the
+    sending end of its own pipe; returns ``(process, receiving end)`` pairs. Plain processes,
+    not a Pool: nothing is shared but the pipe, so ending them never waits on a lock a
+    worker holds (a Pool's ``terminate()`` does, and hung once in a test run). If starting
+    one fails, those already started are ended and the error raised."""
+    import multiprocessing  # (only to fork: one process needs none of it)
+
+    ctx = multiprocessing.get_context("fork")
+    procs: list[tuple[Any, Any]] = []
+    try:
+        for item in args:
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=target, args=(*item, send), daemon=True)
+            proc.start()
+            send.close()
+            procs.append((proc, recv))
+    except BaseException:
+        end_workers(procs)
+        raise
+    return procs
+
+
+def end_workers(procs: list[tuple[Any, Any]]) -> None:
+    """End :func:`fork_workers`' processes: those that sent their part are exiting (a
+    moment's wait); any other is killed (SIGKILL: no handler, no lock to wait on)."""
+    for proc, recv in procs:
+        recv.close()
+        proc.join(timeout=2.0)
+        if proc.exitcode is None:
+            proc.kill()
+            proc.join()

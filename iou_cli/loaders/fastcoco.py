@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..workers import end_workers, fork_workers
+
 __all__ = ["read_results", "read_keypoint_results"]
 
 _MAX_SIDE = 2**31  # an RLE side beyond this is no image: the validating loader says so
@@ -217,24 +219,13 @@ class Pending:
 
         if "fork" not in multiprocessing.get_all_start_methods():
             return
-        # plain forked processes, one pipe each (not a Pool): nothing is shared but the
-        # pipe, so ending them never waits on a lock a worker holds (a Pool's terminate()
-        # does, and hung once in a test run); a worker that dies only makes the file
-        # declined, and the validating reader reads it
-        ctx = multiprocessing.get_context("fork")
+        # plain forked processes (workers.fork_workers): a worker that dies only makes the
+        # file declined, and the validating reader reads it
         # boxes come back through shared memory (no pickle of ~56 bytes a row); masks pickled
         self.shared = _Shared(slices, field) if field in ("bbox", "obb") else None
         _DATA[:] = [(data, field, slices, self.shared)]  # the workers are forked here, with it
         try:
-            for w in range(n):
-                recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_decode_share, args=(w, n, send), daemon=True)
-                proc.start()
-                send.close()
-                self.procs.append((proc, recv))
-        except BaseException:
-            self.cancel()
-            raise
+            self.procs = fork_workers(_decode_share, [(w, n) for w in range(n)])
         finally:
             _DATA.clear()
 
@@ -292,12 +283,7 @@ class Pending:
         """End the workers: those that sent their share are exiting (a moment's wait);
         any other is killed (SIGKILL: no handler, no lock, nothing to wait for)."""
         procs, self.procs = self.procs, []
-        for proc, recv in procs:
-            recv.close()
-            proc.join(timeout=2.0)
-            if proc.exitcode is None:
-                proc.kill()
-                proc.join()
+        end_workers(procs)
 
 
 def _same_kind(parts: list[dict[str, Any]]) -> bool:

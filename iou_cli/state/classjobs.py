@@ -119,22 +119,12 @@ def _worker(w: int, send: Any) -> None:
 def class_parallel_result(ds: Dataset, options: dict[str, Any], n: int) -> Result:
     """The COCO Result of ``ds`` by ``n`` processes (this one and ``n - 1`` forked ones),
     each evaluating a group of the classes; bit for bit the one-process Result's."""
-    import multiprocessing
+    from ..workers import end_workers, fork_workers
 
     groups = class_groups(ds, n)
-    ctx = multiprocessing.get_context("fork")
-    procs: list[tuple[Any, Any]] = []
     _JOB[:] = [(ds, options, groups)]
     try:
-        for w in range(1, n):
-            recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_worker, args=(w, send), daemon=True)
-            proc.start()
-            send.close()
-            procs.append((proc, recv))
-    except BaseException:
-        _end(procs)
-        raise
+        procs = fork_workers(_worker, [(w,) for w in range(1, n)])
     finally:
         _JOB.clear()
     try:
@@ -146,19 +136,8 @@ def class_parallel_result(ds: Dataset, options: dict[str, Any], n: int) -> Resul
                 status, got = "died", None
             parts.append(got if status == "ok" else class_part(ds, options, groups[w]))
     finally:
-        _end(procs)
+        end_workers(procs)
     return combine_parts(ds, parts)
-
-
-def _end(procs: list[tuple[Any, Any]]) -> None:
-    """End the workers: those that sent their part are exiting (a moment's wait); any
-    other is killed (SIGKILL: no handler, no lock to wait on)."""
-    for proc, recv in procs:
-        recv.close()
-        proc.join(timeout=2.0)
-        if proc.exitcode is None:
-            proc.kill()
-            proc.join()
 
 
 def combine_parts(ds: Dataset, parts: list[dict[str, Any]]) -> Result:
