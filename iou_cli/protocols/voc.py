@@ -199,10 +199,14 @@ class VocEvaluation(Evaluation):
         if given is not None:
             return float(given)
         if "score_thr" not in self._cache:
-            score, tp, fp, _, _ = self._op_rows()
-            self._cache["score_thr"] = best_f1_threshold(score, tp, fp, self._n_gt())
+            self._cache["score_thr"] = self._best_f1()
         thr: float | None = self._cache["score_thr"]
         return thr
+
+    def _best_f1(self) -> float | None:
+        """The score threshold maximising F1 over the operating point's rows."""
+        score, tp, fp, _, _ = self._op_rows()
+        return best_f1_threshold(score, tp, fp, self._n_gt())
 
     def _op_rows(self) -> tuple[FloatArray, BoolArray, BoolArray, FloatArray, IntArray]:
         """The operating point's rows in file order: score, TP, FP, IoU, class (a cluster's

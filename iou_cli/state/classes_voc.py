@@ -73,16 +73,9 @@ class LeanVocEvaluation(VocEvaluation):
     def _n_gt(self) -> int:
         return int(self._cache["n_gt"])
 
-    @property
-    def score_thr(self) -> float | None:
-        given = self.params.get("score_thr")
-        if given is not None:
-            return float(given)
-        if "score_thr" not in self._cache:
-            score, tp = self._cache["op"][:2]
-            self._cache["score_thr"] = lean_best_f1(score, tp, self._n_gt())
-        thr: float | None = self._cache["score_thr"]
-        return thr
+    def _best_f1(self) -> float | None:
+        score, tp = self._cache["op"][:2]
+        return lean_best_f1(score, tp, self._n_gt())
 
 
 def lean_best_f1(score: FloatArray, tp: BoolArray, n_gt: int) -> float | None:
