@@ -110,6 +110,22 @@ def run_dota(
     if not 0.0 <= iou_thr < 1.0:
         raise UsageError(f"--iou-thr: expected a value in [0, 1), got {iou_thr}")
     m = dota_match(ds, iou_thr=iou_thr, exact_misses=matches)
+    return dota_evaluation(
+        ds, m, iou_thr=iou_thr, all_point=all_point, score_thr=score_thr, matches=matches
+    )
+
+
+def dota_evaluation(
+    ds: Dataset,
+    m: VocMatch,
+    *,
+    iou_thr: float,
+    all_point: bool,
+    score_thr: float | None,
+    matches: bool,
+) -> DotaEvaluation:
+    """The evaluation of a DOTA match (one run's, or a merged state's stand-in): its
+    parameters, match table and per-class curves (11-point AP unless ``all_point``)."""
     params = {
         "iou_thr": float(iou_thr),
         "all_point": bool(all_point),

@@ -250,8 +250,8 @@ def _voc(state: PartialState) -> Evaluation:
 def _dota(state: PartialState) -> Evaluation:
     """DOTA's reduce: predictions back in reading order, the devkit's visiting order over
     each class, the first visit of each ground truth's hits takes it (build._dota_state)."""
-    from ..protocols.dota import DotaEvaluation, devkit_order
-    from ..protocols.voc import VocMatch, class_curves, voc_table
+    from ..protocols.dota import devkit_order, dota_evaluation
+    from ..protocols.voc import VocMatch
 
     h = state.header
     p = h["params"]
@@ -277,21 +277,13 @@ def _dota(state: PartialState) -> Evaluation:
         hard=np.zeros(len(ds.gt.category), dtype=bool),
         hit=tp.copy(),
     )
-    thr = float(p["iou_thr"])
-    params = {
-        "iou_thr": thr,
-        "all_point": bool(p["all_point"]),
-        "score_thr": p["score_thr"],
-        "matches": False,
-        "iou_type": "obb",
-    }
-    return DotaEvaluation(
-        protocol="dota",
-        params=params,
-        dataset=ds,
-        table=voc_table(ds, m, thr),
-        match=m,
-        curves=class_curves(ds, m, use_07=not bool(p["all_point"])),
+    return dota_evaluation(
+        ds,
+        m,
+        iou_thr=float(p["iou_thr"]),
+        all_point=bool(p["all_point"]),
+        score_thr=p["score_thr"],
+        matches=False,
     )
 
 
