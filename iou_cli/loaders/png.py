@@ -148,16 +148,14 @@ def _stored_png(
     )
 
 
-def fast_rgb(data: bytes, max_pixels: int | None) -> npt.NDArray[np.uint8] | None:
-    """An 8-bit RGB PNG's pixels as a C-contiguous (H, W, 3) uint8 array (Pillow's
-    ``np.asarray(im)``, bit for bit), or None when the fast path does not apply (then read it
-    with Pillow). ``max_pixels``: above it, None (Pillow's decompression-bomb rule stays
-    Pillow's). RGB, not RGBA: libspng then only copies the unfiltered rows (RGBA output
-    costs a third more per PNG); the scorer reads the 3-byte pixels as they are."""
+def inflated_rgb8(data: bytes, max_pixels: int | None) -> tuple[int, int, bytes] | None:
+    """Steps 1 and 2 alone: ``(width, height, scanlines)`` of a plain 8-bit RGB PNG, the
+    scanlines still filtered (``height`` rows of a filter-type byte and ``3 * width`` bytes),
+    or None where :func:`fast_rgb` would return None. The filter-type bytes are not checked
+    here (a reader of these scanlines checks them as it undoes the filters)."""
     backend = _backend()
     if backend is None:
         return None
-    inflate, crc32, adler32, spng = backend
     parsed = _chunks(data)
     if parsed is None:
         return None
@@ -167,19 +165,37 @@ def fast_rgb(data: bytes, max_pixels: int | None) -> npt.NDArray[np.uint8] | Non
         return None
     if max_pixels is not None and w * h > max_pixels:
         return None
-    stride = 3 * w + 1
-    size = h * stride
+    size = h * (3 * w + 1)
     try:
         # bounded: a stream that inflates past the image (a bomb) stops one byte over
-        unpack = inflate()
+        unpack = backend[0]()
         raw = unpack.decompress(idat[0] if len(idat) == 1 else b"".join(idat), size + 1)
     except Exception:  # zlib_ng.error: a broken stream is Pillow's to report
         return None
-    # every row's filter type byte is 0..4 (deleting those leaves nothing): a C-speed check
-    if len(raw) != size or not unpack.eof or raw[::stride].translate(None, _FILTER_TYPES):
+    if len(raw) != size or not unpack.eof:
         return None
+    return w, h, raw
+
+
+def fast_rgb(data: bytes, max_pixels: int | None) -> npt.NDArray[np.uint8] | None:
+    """An 8-bit RGB PNG's pixels as a C-contiguous (H, W, 3) uint8 array (Pillow's
+    ``np.asarray(im)``, bit for bit), or None when the fast path does not apply (then read it
+    with Pillow). ``max_pixels``: above it, None (Pillow's decompression-bomb rule stays
+    Pillow's). RGB, not RGBA: libspng then only copies the unfiltered rows (RGBA output
+    costs a third more per PNG); the scorer reads the 3-byte pixels as they are."""
+    inflated = inflated_rgb8(data, max_pixels)
+    if inflated is None:
+        return None
+    w, h, raw = inflated
+    backend = _backend()
+    assert backend is not None  # inflated_rgb8 returned scanlines
+    _inflate, crc32, adler32, spng = backend
+    # every row's filter type byte is 0..4 (deleting those leaves nothing): a C-speed check
+    if raw[:: 3 * w + 1].translate(None, _FILTER_TYPES):
+        return None
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
     png = _stored_png(ihdr, raw, None if spng is not None else (crc32, adler32))
-    del raw
+    del raw, inflated
     if png is None:
         return None
     try:
@@ -202,4 +218,4 @@ def _pillow_rgb(png: bytes) -> npt.NDArray[np.uint8]:
         return np.ascontiguousarray(np.asarray(im))
 
 
-__all__ = ["decoder_name", "fast_rgb"]
+__all__ = ["decoder_name", "fast_rgb", "inflated_rgb8"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,8 @@ Progress = Callable[[str, int, int], None]
 _UNKNOWN = np.uint16(0xFFFF)
 MAX_SEGMENTS = 0xFFFE  # per image and side: indices fit the uint16 lookup table
 CHUNK = 32  # images per task handed to a worker process
+JIT_MIN_PAIRS = 1000  # from here the compiled counter (numba's start ~0.5 s) pays
+PNG_EXPECTED = "an RGB panoptic PNG"
 
 
 @dataclass
@@ -75,6 +78,22 @@ class Lookup:
         self.table = np.full(MAX_ID + 1, _UNKNOWN, dtype=np.uint16)
         self.table[0] = 0
         self._masks = (np.empty(0, dtype=bool), np.empty(0, dtype=bool))
+        self._pred_table: npt.NDArray[np.uint16] | None = None  # the compiled path's
+        self._scratch: dict[int, npt.NDArray[np.uint8]] = {}
+
+    def pred_table(self) -> npt.NDArray[np.uint16]:
+        """A second table like ``table``, for the prediction's ids (the compiled counter
+        looks up both maps' ids in one pass)."""
+        if self._pred_table is None:
+            self._pred_table = self.table.copy()
+        return self._pred_table
+
+    def scratch(
+        self, width: int, make: Callable[[int], npt.NDArray[np.uint8]]
+    ) -> npt.NDArray[np.uint8]:
+        if width not in self._scratch:
+            self._scratch = {width: make(width)}
+        return self._scratch[width]
 
     def masks(
         self, nbytes: int
@@ -188,7 +207,7 @@ def score_image(gt_map: RgbMap, pred_map: RgbMap, job: Job, lookup: Lookup) -> I
     for m in (gt_map, pred_map):
         if m.dtype != np.uint8 or m.ndim != 3 or m.shape[2] != 3 or m.shape != gt_map.shape:
             raise ValueError(f"expected two (H, W, 3) uint8 RGB maps, got {m.dtype} {m.shape}")
-    gt, pred, gt_cat, pred_cat = job.gt, job.pred, job.gt_cat, job.pred_cat
+    gt, pred = job.gt, job.pred
     starts, lengths, g_run, p_run = pixel_runs(gt_map, pred_map, lookup)
     width = gt_map.shape[1]
     gi = lookup.indices(g_run, gt.ids)
@@ -204,6 +223,14 @@ def score_image(gt_map: RgbMap, pred_map: RgbMap, job: Job, lookup: Lookup) -> I
         .astype(np.int64)
         .reshape(kg + 1, kp + 1)
     )
+    return score_counts(counts, job)
+
+
+def score_counts(counts: IntArray, job: Job) -> ImageScore:
+    """panopticapi's rules on one image's ``(G + 1) x (P + 1)`` pixel-pair counts (row and
+    column 0: VOID), whichever counter made them."""
+    gt, pred, gt_cat, pred_cat = job.gt, job.pred, job.gt_cat, job.pred_cat
+    kg, kp = len(gt.ids), len(pred.ids)
     gt_pixels = counts[1:].sum(axis=1)
     _missing_segment(gt_pixels, job.gt_json, gt)
     pred_area = counts[:, 1:].sum(axis=0)
@@ -254,11 +281,57 @@ def score_image(gt_map: RgbMap, pred_map: RgbMap, job: Job, lookup: Lookup) -> I
     )
 
 
-def score_job(job: Job, lookup: Lookup) -> ImageScore:
-    """Read the job's two PNGs (checked against each other and the images entry), score."""
+def _jit_counts(job: Job, lookup: Lookup, jit: ModuleType) -> IntArray | None:
+    """The pixel-pair counts by the compiled counter (:mod:`.panoptic_jit`), or None where
+    the NumPy path must read the pair (a PNG off the fast path, a size that differs, an id
+    not in segments_info, a bad filter type): it gives the counts or words the error, as
+    before, so errors never depend on the path."""
+    from PIL import Image
+
+    from ..loaders.files import read_input
+    from ..loaders.png import inflated_rgb8
+
+    limit = Image.MAX_IMAGE_PIXELS
+    g = inflated_rgb8(read_input(job.gt_png, member=True, expected=PNG_EXPECTED), limit)
+    if g is None or (job.size is not None and (g[0], g[1]) != job.size):
+        return None
+    p = inflated_rgb8(read_input(job.pred_png, member=True, expected=PNG_EXPECTED), limit)
+    if p is None or (p[0], p[1]) != (g[0], g[1]):
+        return None
+    w, h = g[0], g[1]
+    kg, kp = len(job.gt.ids), len(job.pred.ids)
+    tg, tp = lookup.table, lookup.pred_table()
+    counts = np.zeros((kg + 1) * (kp + 1), dtype=np.int64)
+    tg[job.gt.ids] = np.arange(1, kg + 1, dtype=np.uint16)
+    tp[job.pred.ids] = np.arange(1, kp + 1, dtype=np.uint16)
+    try:
+        code = jit.pair_counts(
+            np.frombuffer(g[2], dtype=np.uint8),
+            np.frombuffer(p[2], dtype=np.uint8),
+            h,
+            w,
+            tg,
+            tp,
+            counts,
+            kp + 1,
+            lookup.scratch(w, jit.scratch_for),
+        )
+    finally:
+        tg[job.gt.ids] = _UNKNOWN
+        tp[job.pred.ids] = _UNKNOWN
+    return counts.reshape(kg + 1, kp + 1) if code == 0 else None
+
+
+def score_job(job: Job, lookup: Lookup, jit: ModuleType | None = None) -> ImageScore:
+    """Read the job's two PNGs (checked against each other and the images entry), score.
+    ``jit``: :mod:`.panoptic_jit` (the compiled counter), or None for the NumPy path."""
     for json, img in ((job.gt_json, job.gt), (job.pred_json, job.pred)):
         if len(img.ids) > MAX_SEGMENTS:
             raise InputError(json, img.where, f"more than {MAX_SEGMENTS:,} segments in one image")
+    if jit is not None:
+        counts = _jit_counts(job, lookup, jit)
+        if counts is not None:
+            return score_counts(counts, job)
     gt_map = read_rgb(job.gt_png)
     h, w = gt_map.shape[:2]
     if job.size is not None and (w, h) != job.size:
@@ -279,20 +352,39 @@ def score_job(job: Job, lookup: Lookup) -> ImageScore:
     return score_image(gt_map, pred_map, job, lookup)
 
 
+def jit_for(n_pairs: int) -> ModuleType | None:
+    """:mod:`.panoptic_jit` with its machine code loaded when numba is installed and the run
+    has at least ``JIT_MIN_PAIRS`` image pairs (numba's start, about half a second, pays
+    from there); None otherwise (the NumPy path: the same numbers)."""
+    if n_pairs < JIT_MIN_PAIRS:
+        return None
+    try:
+        from . import panoptic_jit
+    except ImportError:  # numba not installed (the jit extra), or not for this NumPy
+        return None
+    panoptic_jit.warm()
+    return panoptic_jit
+
+
 _WORKER_LOOKUP: Lookup | None = None
 _WORKER_JOBS: Sequence[Job] = ()
+_WORKER_JIT: ModuleType | None = None
 
 
-def _init_worker(jobs: Sequence[Job]) -> None:
+def _init_worker(jobs: Sequence[Job], use_jit: bool = False) -> None:
     """A worker's start: the signal handling of every pool (``workers.init_worker``), and
     the jobs themselves, so that tasks are only (start, end) spans. A forked worker gets
     ``jobs`` with the parent's memory, never pickled (about 60 us of pickling per image
     before); under spawn they are pickled once per worker."""
-    global _WORKER_JOBS
+    global _WORKER_JOBS, _WORKER_JIT
     from ..workers import init_worker
 
     init_worker()
     _WORKER_JOBS = jobs
+    if use_jit:  # forked: already imported and loaded by the parent
+        from . import panoptic_jit
+
+        _WORKER_JIT = panoptic_jit
 
 
 def _score_span(span: tuple[int, int]) -> list[ImageScore] | tuple[str | None, str | None, str]:
@@ -302,7 +394,7 @@ def _score_span(span: tuple[int, int]) -> list[ImageScore] | tuple[str | None, s
     if _WORKER_LOOKUP is None:
         _WORKER_LOOKUP = Lookup()
     try:
-        return [score_job(_WORKER_JOBS[i], _WORKER_LOOKUP) for i in range(*span)]
+        return [score_job(_WORKER_JOBS[i], _WORKER_LOOKUP, _WORKER_JIT) for i in range(*span)]
     except InputError as exc:
         return (exc.path, exc.where, exc.reason)
 
@@ -313,10 +405,11 @@ def run_jobs(
     """Score the jobs in order; ``n_jobs > 1`` spreads chunks of images over processes.
     Only one pair of PNGs per process is in memory at a time."""
     total = len(jobs)
+    jit = jit_for(total)
     if n_jobs <= 1 or total <= CHUNK:
         lookup = Lookup()
         for done, job in enumerate(jobs, start=1):
-            yield score_job(job, lookup)
+            yield score_job(job, lookup, jit)
             if progress is not None:
                 progress("images", done, total)
         return
@@ -328,7 +421,7 @@ def run_jobs(
     ctx = mp.get_context(method)
     workers = min(n_jobs, len(spans), os.cpu_count() or 1)
     done = 0
-    pool = ProcessPoolExecutor(workers, ctx, _init_worker, (jobs,))  # calls init_worker
+    pool = ProcessPoolExecutor(workers, ctx, _init_worker, (jobs, jit is not None))
     try:
         for out in pool.map(_score_span, spans):
             if isinstance(out, tuple):
@@ -342,4 +435,14 @@ def run_jobs(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["ImageScore", "Job", "Lookup", "pixel_runs", "run_jobs", "score_image", "score_job"]
+__all__ = [
+    "ImageScore",
+    "Job",
+    "Lookup",
+    "jit_for",
+    "pixel_runs",
+    "run_jobs",
+    "score_counts",
+    "score_image",
+    "score_job",
+]

@@ -1,0 +1,235 @@
+"""The compiled pixel-pair counter of panoptic evaluation (numba, the ``jit`` extra).
+
+Imported only by :mod:`.panoptic_match` when numba is installed and the run has enough
+image pairs to pay for numba's start (about half a second: its import and the cached
+machine code; the first run ever also compiles, a few seconds, cached in ``__pycache__``
+beside this file or numba's user cache folder). Without numba the NumPy path
+(:func:`.panoptic_match.pixel_runs` over pyspng's pixels) gives the same counts.
+
+:func:`pair_counts` reads the two PNGs' inflated scanlines (still filtered,
+:func:`iou_cli.loaders.png.inflated_rgb8`) one row at a time: it undoes the row's filter
+into a two-row buffer per map and counts the row's (ground truth, prediction) pixel pairs as
+a change from the row above: a pixel whose pair differs from the pixel above it moves
+``h - r`` pixels (this row and every row below, until they change again) from the old pair
+to the new one, and row 0 adds ``h`` per pixel. So only the pixels that change from the row
+above are looked at one by one, in runs of one transition; the rows are compared 8 bytes at
+a time. The sum over rows is exactly the pixel-pair count.
+
+Paeth rows (every Pillow-written panoptic PNG has them) are decoded by guessing the Up value
+everywhere (one vectorised pass) and decoding byte by byte only from a byte whose guess is
+not proven right (the left byte right and ``a == b == c``, where Paeth predicts ``a = b``)
+until three bytes in a row agree with their guess again; each byte's value is the one
+the PNG filter defines (tests/unit/test_panoptic_jit.py checks every filter type against
+Pillow, including noise where no guess holds).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+UNKNOWN = 0xFFFF  # the lookup tables' "not in segments_info"
+
+
+@njit(inline="always", boundscheck=False)  # type: ignore[misc]
+def _paeth(a, b, c):  # type: ignore[no-untyped-def]
+    pa = abs(b - c)
+    pb = abs(a - c)
+    pc = abs(a + b - 2 * c)
+    if pa <= pb and pa <= pc:
+        return a
+    if pb <= pc:
+        return b
+    return c
+
+
+@njit(inline="always", boundscheck=False)  # type: ignore[misc]
+def _unpaeth(src, row, above, bad, n):  # type: ignore[no-untyped-def]
+    """The Paeth filter undone: the Up guess everywhere, then byte by byte only from a byte
+    whose guess is not proven until three bytes in a row agree with their guess again."""
+    # the Up guess; exact for the first pixel (a = c = 0: Paeth predicts b)
+    for i in range(n):
+        row[i] = src[i] + above[i]
+    a3 = row[0 : n - 3]
+    b3 = above[3:n]
+    c3 = above[0 : n - 3]
+    bd = bad[3:n]
+    for i in range(n - 3):  # byte i + 3 may be wrong unless a == b == c
+        bd[i] = (b3[i] != c3[i]) | (a3[i] != b3[i])
+    bw = bad.view(np.uint64)
+    nw = bw.size
+    i = 3
+    while i < n:
+        if bad[i] == 0:  # proven: the left byte is final and a == b == c
+            if (i & 7) == 0 and bw[i >> 3] == 0:
+                j = (i >> 3) + 1
+                while j < nw and bw[j] == 0:
+                    j += 1
+                i = j << 3
+            else:
+                i += 1
+            continue
+        agree = 0
+        while i < n and agree < 3:
+            p = _paeth(np.int32(row[i - 3]), np.int32(above[i]), np.int32(above[i - 3]))
+            v = (np.int32(src[i]) + p) & 255
+            if v == row[i]:
+                agree += 1
+            else:
+                agree = 0
+                row[i] = v
+            i += 1
+
+
+@njit(inline="always", boundscheck=False)  # type: ignore[misc]
+def _unfilter(src, ft, row, above, bad, n):  # type: ignore[no-untyped-def]
+    """row[:n] <- the scanline ``src`` (filter type ``ft``, 3 bytes a pixel) unfiltered,
+    given the unfiltered row above (zeros above row 0); stores into uint8 wrap mod 256."""
+    if ft == 0:
+        for i in range(n):
+            row[i] = src[i]
+    elif ft == 2:
+        for i in range(n):
+            row[i] = src[i] + above[i]
+    elif ft == 1:
+        for i in range(3):
+            row[i] = src[i]
+        for i in range(3, n):
+            row[i] = src[i] + row[i - 3]
+    elif ft == 3:
+        for i in range(3):
+            row[i] = src[i] + (above[i] >> 1)
+        for i in range(3, n):
+            row[i] = src[i] + ((np.int32(row[i - 3]) + np.int32(above[i])) >> 1)
+    else:
+        _unpaeth(src, row, above, bad, n)
+
+
+@njit(inline="always", boundscheck=False)  # type: ignore[misc]
+def _id(row, q):  # type: ignore[no-untyped-def]
+    return np.int64(row[q]) | (np.int64(row[q + 1]) << 8) | (np.int64(row[q + 2]) << 16)
+
+
+@njit(inline="always", boundscheck=False)  # type: ignore[misc]
+def _move(counts, tg, tp, ncol, new, old, n):  # type: ignore[no-untyped-def]
+    counts[np.int64(tg[new >> 24]) * ncol + tp[new & 0xFFFFFF]] += n
+    counts[np.int64(tg[old >> 24]) * ncol + tp[old & 0xFFFFFF]] -= n
+
+
+@njit(inline="always", boundscheck=False)  # type: ignore[misc]
+def _first_row(cg, cp, w, tg, tp, counts, ncol, wt):  # type: ignore[no-untyped-def]
+    """Row 0: every pixel's pair gets ``wt`` (= h); False when an id is UNKNOWN."""
+    last = -1
+    at = 0
+    for x in range(w):
+        gid = _id(cg, 3 * x)
+        pid = _id(cp, 3 * x)
+        key = (gid << 24) | pid
+        if key != last:
+            gi = tg[gid]
+            pi = tp[pid]
+            if gi == UNKNOWN or pi == UNKNOWN:
+                return False
+            at = np.int64(gi) * ncol + pi
+            last = key
+        counts[at] += wt
+    return True
+
+
+@njit(inline="always", boundscheck=False)  # type: ignore[misc]
+def _changes(cg, ag, cp, ap, dw, nw, w, tg, tp, counts, ncol, wt):  # type: ignore[no-untyped-def]
+    """A row below row 0: each pixel whose pair differs from the pixel above moves ``wt``
+    from the old pair to the new one; False when a new id is UNKNOWN (an old one was
+    checked where it appeared)."""
+    cgw = cg.view(np.uint64)
+    agw = ag.view(np.uint64)
+    cpw = cp.view(np.uint64)
+    apw = ap.view(np.uint64)
+    changed = np.uint64(0)
+    for j in range(nw):  # 8 bytes at a time, both maps
+        d = (cgw[j] ^ agw[j]) | (cpw[j] ^ apw[j])
+        dw[j] = d
+        changed |= d
+    if changed == 0:
+        return True
+    done = -1  # the last pixel looked at
+    new_key = -1  # the current run of one transition: old pair -> new pair, run pixels
+    old_key = -1
+    run = 0
+    for j in range(nw):
+        if dw[j] == 0:
+            continue
+        x = max((8 * j) // 3, done + 1)
+        x1 = min((8 * j + 7) // 3, w - 1)  # the pixels holding bytes 8j .. 8j + 7
+        done = x1
+        while x <= x1:
+            q = 3 * x
+            x += 1
+            nk = (_id(cg, q) << 24) | _id(cp, q)
+            ok = (_id(ag, q) << 24) | _id(ap, q)
+            if nk == ok:
+                continue
+            if nk == new_key and ok == old_key:
+                run += 1
+                continue
+            if run:
+                _move(counts, tg, tp, ncol, new_key, old_key, run * wt)
+            if tg[nk >> 24] == UNKNOWN or tp[nk & 0xFFFFFF] == UNKNOWN:
+                return False
+            new_key = nk
+            old_key = ok
+            run = 1
+    if run:
+        _move(counts, tg, tp, ncol, new_key, old_key, run * wt)
+    return True
+
+
+@njit(cache=True, nogil=True, boundscheck=False)  # type: ignore[misc]
+def pair_counts(fg, fp, h, w, tg, tp, counts, ncol, scratch):  # type: ignore[no-untyped-def]
+    """Add the pixel-pair counts of two ``h x w`` RGB maps to ``counts`` (flat, index
+    ``tg[gt id] * ncol + tp[pred id]``). ``fg``/``fp``: the inflated scanlines; ``tg``/``tp``:
+    id -> index tables (``UNKNOWN`` where an id is not a segment); ``scratch``: uint8
+    ``(6, n8)`` with ``n8 = 3 w`` rounded up to 8. Returns 0, 1 when a pixel's id is
+    UNKNOWN, 2 when a row's filter type is not 0..4 (then ``counts`` is partial)."""
+    n = 3 * w
+    stride = n + 1
+    scratch[:, :] = 0
+    nw = scratch.shape[1] // 8
+    bad = scratch[4]
+    dw = scratch[5].view(np.uint64)
+    for r in range(h):
+        off = r * stride
+        fa = fg[off]
+        fb = fp[off]
+        if fa > 4 or fb > 4:
+            return 2
+        k = r & 1
+        cg = scratch[k]
+        ag = scratch[1 - k]
+        cp = scratch[2 + k]
+        ap = scratch[3 - k]
+        _unfilter(fg[off + 1 : off + stride], fa, cg, ag, bad, n)
+        _unfilter(fp[off + 1 : off + stride], fb, cp, ap, bad, n)
+        wt = h - r
+        if r == 0:
+            if not _first_row(cg, cp, w, tg, tp, counts, ncol, wt):
+                return 1
+        elif not _changes(cg, ag, cp, ap, dw, nw, w, tg, tp, counts, ncol, wt):
+            return 1
+    return 0
+
+
+def scratch_for(width: int) -> np.ndarray:
+    """The scratch rows :func:`pair_counts` needs for images ``width`` pixels wide."""
+    return np.zeros((6, (3 * width + 7) & ~7), dtype=np.uint8)
+
+
+def warm() -> None:
+    """Compile or load the cached machine code now (in the parent before workers fork, so
+    each worker does not load it again), with the argument types of the real calls."""
+    raw = np.frombuffer(bytes(7), dtype=np.uint8)  # one row of 2 pixels, filter type 0
+    table = np.zeros(1, dtype=np.uint16)
+    pair_counts(raw, raw, 1, 2, table, table, np.zeros(1, dtype=np.int64), 1, scratch_for(2))
+
+
+__all__ = ["UNKNOWN", "pair_counts", "scratch_for", "warm"]
