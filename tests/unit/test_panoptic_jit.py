@@ -1,0 +1,193 @@
+"""The compiled panoptic pixel-pair counter (iou_cli/tasks/panoptic_jit.py, numba) against the
+NumPy path and a direct count.
+
+The counter undoes the PNG row filters itself (Paeth by an Up guess checked byte by byte) and
+counts pairs as changes from the row above, so every filter type (0-4, chosen per row by the
+writer of tests/unit/test_png_fast.py), noise (where no Paeth guess holds), shapes (where
+most do), odd widths (rows not a multiple of 8 bytes) and one-row images are checked against
+``np.unique`` over the true pixels; whole evaluations and every bad-input error must not
+depend on the path.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from iou_cli.errors import InputError
+from iou_cli.loaders.png import inflated_rgb8
+from iou_cli.tasks import panoptic_match as pm
+from iou_cli.tasks.panoptic import (
+    evaluate_panoptic,
+    load_pair,
+    make_jobs,
+    pair_images,
+    run_evaluation,
+)
+from tests.oracle.panoptic_gen import random_sets, to_rgb
+from tests.robust.panoptic_bad_cases import CASES, valid
+from tests.unit.test_png_fast import write_png
+
+jit = pytest.importorskip("iou_cli.tasks.panoptic_jit", reason="numba (the jit extra)")
+
+
+def _direct(gt: np.ndarray, pred: np.ndarray) -> dict[tuple[int, int], int]:
+    pairs = np.stack([gt.reshape(-1), pred.reshape(-1)], axis=1).astype(np.int64)
+    keys, n = np.unique(pairs, axis=0, return_counts=True)
+    return {(int(g), int(p)): int(c) for (g, p), c in zip(keys, n, strict=True)}
+
+
+def _kernel(gt_png: bytes, pred_png: bytes, gt: np.ndarray, pred: np.ndarray) -> tuple[int, dict]:
+    g, p = inflated_rgb8(gt_png, None), inflated_rgb8(pred_png, None)
+    assert g is not None and p is not None
+    gids = np.unique(gt[gt > 0])
+    pids = np.unique(pred[pred > 0])
+    tg = np.full(1 << 24, jit.UNKNOWN, dtype=np.uint16)
+    tp = tg.copy()
+    tg[0] = tp[0] = 0
+    tg[gids] = np.arange(1, len(gids) + 1)
+    tp[pids] = np.arange(1, len(pids) + 1)
+    counts = np.zeros((len(gids) + 1) * (len(pids) + 1), dtype=np.int64)
+    code = jit.pair_counts(
+        np.frombuffer(g[2], dtype=np.uint8),
+        np.frombuffer(p[2], dtype=np.uint8),
+        g[1],
+        g[0],
+        tg,
+        tp,
+        counts,
+        len(pids) + 1,
+        jit.scratch_for(g[0]),
+    )
+    gv, pv = np.concatenate([[0], gids]), np.concatenate([[0], pids])
+    c = counts.reshape(len(gv), len(pv))
+    return code, {
+        (int(gv[i]), int(pv[j])): int(c[i, j]) for i, j in zip(*np.nonzero(c), strict=True)
+    }
+
+
+def _shapes(rng: np.random.Generator, h: int, w: int, ids: list[int]) -> np.ndarray:
+    out = np.full((h, w), ids[0], dtype=np.uint32)
+    for v in ids[1:]:
+        y0, x0 = rng.integers(0, h), rng.integers(0, w)
+        out[y0 : y0 + rng.integers(1, h + 1), x0 : x0 + rng.integers(1, w + 1)] = v
+    return out
+
+
+@pytest.mark.parametrize(("h", "w"), [(1, 1), (1, 5), (6, 1), (9, 7), (17, 13), (12, 64), (5, 91)])
+@pytest.mark.parametrize("kind", ["shapes", "noise"])
+def test_counts_equal_a_direct_count_under_every_filter(h: int, w: int, kind: str) -> None:
+    rng = np.random.default_rng(h * 1000 + w)
+    for trial in range(4):
+        maps = []
+        for side in range(2):
+            ids = [0, 5, 70_000, 16_777_215, 1 + 256 * side, 65_793 + side]
+            if kind == "noise":  # every byte changes: no Paeth guess survives
+                m = rng.choice(np.array(ids, dtype=np.uint32), size=(h, w))
+            else:
+                m = _shapes(rng, h, w, ids)
+            maps.append(m)
+        # each trial another mix: one filter type on every row, then random per row
+        filters = [[trial % 5] * h, [4] * h, list(rng.integers(0, 5, size=h))]
+        for fs in filters:
+            pngs = [write_png(to_rgb(m), filters=[int(f) for f in fs]) for m in maps]
+            code, got = _kernel(pngs[0], pngs[1], maps[0], maps[1])
+            assert code == 0
+            assert got == _direct(maps[0], maps[1]), (kind, fs)
+
+
+def test_an_unknown_id_or_a_bad_filter_type_is_reported_not_counted() -> None:
+    gt = np.array([[5, 5, 0], [5, 6, 6]], dtype=np.uint32)
+    pred = np.array([[7, 7, 7], [0, 0, 7]], dtype=np.uint32)
+    g, p = write_png(to_rgb(gt)), write_png(to_rgb(pred))
+    assert _kernel(g, p, gt, pred)[0] == 0
+    ig, ip = inflated_rgb8(g, None), inflated_rgb8(p, None)
+    assert ig is not None and ip is not None
+    scratch = jit.scratch_for(3)
+    counts = np.zeros(9, dtype=np.int64)
+    for unknown_row in (0, 1):  # an id of row 0 and an id that appears below it
+        tg = np.full(1 << 24, jit.UNKNOWN, dtype=np.uint16)
+        tp = tg.copy()
+        tg[[0, 5, 6]] = [0, 1, 2]
+        tp[[0, 7]] = [0, 1]
+        tg[[5, 6][unknown_row]] = jit.UNKNOWN
+        args = (np.frombuffer(ig[2], np.uint8), np.frombuffer(ip[2], np.uint8), 2, 3, tg, tp)
+        assert jit.pair_counts(*args, counts, 3, scratch) == 1
+    raw = bytearray(ig[2])
+    raw[10] = 5  # row 1's filter type
+    tg[6] = 2
+    args = (np.frombuffer(bytes(raw), np.uint8), np.frombuffer(ip[2], np.uint8), 2, 3, tg, tp)
+    assert jit.pair_counts(*args, counts, 3, scratch) == 2
+
+
+@pytest.fixture
+def jit_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled counter for every run, however small."""
+    monkeypatch.setattr(pm, "JIT_MIN_PAIRS", 0)
+
+
+def test_jit_for_needs_enough_pairs_and_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert pm.jit_for(pm.JIT_MIN_PAIRS - 1) is None
+    assert pm.jit_for(pm.JIT_MIN_PAIRS) is jit
+    import iou_cli.tasks
+
+    monkeypatch.setitem(sys.modules, "iou_cli.tasks.panoptic_jit", None)  # numba missing
+    monkeypatch.delattr(iou_cli.tasks, "panoptic_jit")
+    assert pm.jit_for(pm.JIT_MIN_PAIRS) is None
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_evaluations_do_not_depend_on_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    pred, gt = random_sets(tmp_path, 11, n_images=40)
+    numpy_path = evaluate_panoptic(str(pred), str(gt), per_image=True)
+    calls = []
+    real = pm._jit_counts
+
+    def spy(*args: object) -> object:
+        out = real(*args)  # type: ignore[arg-type]
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(pm, "JIT_MIN_PAIRS", 0)
+    monkeypatch.setattr(pm, "_jit_counts", spy)
+    compiled = evaluate_panoptic(str(pred), str(gt), per_image=True, jobs=jobs)
+    assert compiled.summary == numpy_path.summary
+    assert compiled.per_class == numpy_path.per_class
+    assert compiled.extra == numpy_path.extra
+    if jobs == 1:  # (workers' calls are not seen here)
+        assert calls and all(calls)
+
+
+def test_every_image_score_is_the_numpy_paths(tmp_path: Path, jit_on: None) -> None:
+    pred, gt = random_sets(tmp_path, 12, n_images=25)
+    loaded = load_pair(str(pred), str(gt))
+    seen: list[pm.ImageScore] = []
+    run_evaluation(*loaded, on_score=lambda i, job, s: seen.append(s))
+    pairs, _ = pair_images(loaded[0], loaded[1], "error")
+    lookup = pm.Lookup()
+    for job, score in zip(make_jobs(*loaded, pairs), seen, strict=True):
+        ref = pm.score_job(job, lookup, None)
+        for field in ("cats", "tp", "fp", "fn", "iou", "match_cat", "match_iou"):
+            assert np.array_equal(getattr(score, field), getattr(ref, field)), field
+        assert score.area_mismatch == ref.area_mismatch
+
+
+@pytest.mark.parametrize(
+    ("case", "named", "where", "words"), CASES, ids=[c[0].__name__ for c in CASES]
+)
+def test_bad_input_errors_do_not_depend_on_the_path(
+    tmp_path: Path, jit_on: None, case: object, named: str, where: str | None, words: str
+) -> None:
+    pred, gt = valid(tmp_path)
+    case(pred, gt)  # type: ignore[operator]
+    with pytest.raises(InputError) as info:
+        evaluate_panoptic(str(pred), str(gt))
+    err = info.value
+    assert err.path is not None and Path(err.path) == tmp_path / named, err.message()
+    assert err.where == where, err.message()
+    assert words in err.reason, err.message()
