@@ -71,8 +71,12 @@ def _unpaeth(src, row, above, bad, n):  # type: ignore[no-untyped-def]
             continue
         agree = 0
         while i < n and agree < 3:
-            p = _paeth(np.int32(row[i - 3]), np.int32(above[i]), np.int32(above[i - 3]))
-            v = (np.int32(src[i]) + p) & 255
+            b = above[i]
+            if b == above[i - 3]:  # pa = 0: Paeth predicts a
+                v = (np.int32(src[i]) + np.int32(row[i - 3])) & 255
+            else:
+                p = _paeth(np.int32(row[i - 3]), np.int32(b), np.int32(above[i - 3]))
+                v = (np.int32(src[i]) + p) & 255
             if v == row[i]:
                 agree += 1
             else:
