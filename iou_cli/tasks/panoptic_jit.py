@@ -31,8 +31,8 @@ from numba import njit
 UNKNOWN = 0xFFFF  # the lookup tables' "not in segments_info"
 
 
-@njit(inline="always", boundscheck=False)  # type: ignore[misc]
-def _paeth(a, b, c):  # type: ignore[no-untyped-def]
+@njit(inline="always", boundscheck=False)
+def _paeth(a, b, c):
     pa = abs(b - c)
     pb = abs(a - c)
     pc = abs(a + b - 2 * c)
@@ -43,8 +43,8 @@ def _paeth(a, b, c):  # type: ignore[no-untyped-def]
     return c
 
 
-@njit(inline="always", boundscheck=False)  # type: ignore[misc]
-def _unpaeth(src, row, above, bad, n):  # type: ignore[no-untyped-def]
+@njit(inline="always", boundscheck=False)
+def _unpaeth(src, row, above, bad, n):
     """The Paeth filter undone: the Up guess everywhere, then byte by byte only from a byte
     whose guess is not proven until three bytes in a row agree with their guess again."""
     # the Up guess; exact for the first pixel (a = c = 0: Paeth predicts b)
@@ -85,8 +85,8 @@ def _unpaeth(src, row, above, bad, n):  # type: ignore[no-untyped-def]
             i += 1
 
 
-@njit(inline="always", boundscheck=False)  # type: ignore[misc]
-def _unfilter(src, ft, row, above, bad, n):  # type: ignore[no-untyped-def]
+@njit(inline="always", boundscheck=False)
+def _unfilter(src, ft, row, above, bad, n):
     """row[:n] <- the scanline ``src`` (filter type ``ft``, 3 bytes a pixel) unfiltered,
     given the unfiltered row above (zeros above row 0); stores into uint8 wrap mod 256."""
     if ft == 0:
@@ -109,19 +109,19 @@ def _unfilter(src, ft, row, above, bad, n):  # type: ignore[no-untyped-def]
         _unpaeth(src, row, above, bad, n)
 
 
-@njit(inline="always", boundscheck=False)  # type: ignore[misc]
-def _id(row, q):  # type: ignore[no-untyped-def]
+@njit(inline="always", boundscheck=False)
+def _id(row, q):
     return np.int64(row[q]) | (np.int64(row[q + 1]) << 8) | (np.int64(row[q + 2]) << 16)
 
 
-@njit(inline="always", boundscheck=False)  # type: ignore[misc]
-def _move(counts, tg, tp, ncol, new, old, n):  # type: ignore[no-untyped-def]
+@njit(inline="always", boundscheck=False)
+def _move(counts, tg, tp, ncol, new, old, n):
     counts[np.int64(tg[new >> 24]) * ncol + tp[new & 0xFFFFFF]] += n
     counts[np.int64(tg[old >> 24]) * ncol + tp[old & 0xFFFFFF]] -= n
 
 
-@njit(inline="always", boundscheck=False)  # type: ignore[misc]
-def _first_row(cg, cp, w, tg, tp, counts, ncol, wt):  # type: ignore[no-untyped-def]
+@njit(inline="always", boundscheck=False)
+def _first_row(cg, cp, w, tg, tp, counts, ncol, wt):
     """Row 0: every pixel's pair gets ``wt`` (= h); False when an id is UNKNOWN."""
     last = -1
     at = 0
@@ -140,8 +140,8 @@ def _first_row(cg, cp, w, tg, tp, counts, ncol, wt):  # type: ignore[no-untyped-
     return True
 
 
-@njit(inline="always", boundscheck=False)  # type: ignore[misc]
-def _changes(cg, ag, cp, ap, dw, nw, w, tg, tp, counts, ncol, wt):  # type: ignore[no-untyped-def]
+@njit(inline="always", boundscheck=False)
+def _changes(cg, ag, cp, ap, dw, nw, w, tg, tp, counts, ncol, wt):
     """A row below row 0: each pixel whose pair differs from the pixel above moves ``wt``
     from the old pair to the new one; False when a new id is UNKNOWN (an old one was
     checked where it appeared)."""
@@ -188,8 +188,8 @@ def _changes(cg, ag, cp, ap, dw, nw, w, tg, tp, counts, ncol, wt):  # type: igno
     return True
 
 
-@njit(cache=True, nogil=True, boundscheck=False)  # type: ignore[misc]
-def pair_counts(fg, fp, h, w, tg, tp, counts, ncol, scratch):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True, boundscheck=False)
+def pair_counts(fg, fp, h, w, tg, tp, counts, ncol, scratch):
     """Add the pixel-pair counts of two ``h x w`` RGB maps to ``counts`` (flat, index
     ``tg[gt id] * ncol + tp[pred id]``). ``fg``/``fp``: the inflated scanlines; ``tg``/``tp``:
     id -> index tables (``UNKNOWN`` where an id is not a segment); ``scratch``: uint8
