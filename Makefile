@@ -100,7 +100,7 @@ cli-reference: $(STAMP)
 
 # Benchmark-only anchors (never runtime dependencies).
 $(VENV)/.bench-stamp: $(STAMP)
-	$(PIP) install -e '.[fast-png]' faster-coco-eval hotcoco shapely
+	$(PIP) install -e '.[fast-png,jit]' faster-coco-eval hotcoco shapely
 	touch $@
 
 bench: $(VENV)/.bench-stamp

@@ -9,7 +9,9 @@ and thing rectangles/ellipses, VOID gaps, some crowd regions) and a prediction d
 fresh process (wall clock and peak RSS from ``bench/run.py``'s ``run_once``); tools alternate
 within a round and the table shows medians. hotcoco runs on one thread
 (``RAYON_NUM_THREADS=1``) and on all cores; iou-eval with ``--jobs 1`` and ``--jobs`` all
-cores. PQ, SQ, RQ (All, Things, Stuff) of every tool are compared with iou-eval's.
+cores. PQ, SQ, RQ (All, Things, Stuff) of every tool are compared with iou-eval's. With the
+``jit`` extra, runs of 1,000 image pairs or more use the compiled pixel-pair counter (numba's
+start, about 0.5 s, is in every timed run; its one-time compile is done before timing).
 
     python bench/panoptic_bench.py                 # `make bench`
     python bench/panoptic_bench.py --images 1000   # a quicker subset
@@ -195,6 +197,13 @@ def main() -> None:
 
     print(f"panoptic bench: {args.images} images of {W} x {H} in {root}")
     print(f"iou-eval reads the PNGs with {decoder_name()} (the fast-png extra: zlib-ng+pyspng)")
+    try:  # the jit extra: compile (or load) the counter once, so no timed run compiles it
+        from iou_cli.tasks import panoptic_jit
+
+        panoptic_jit.warm()
+        print("iou-eval counts pixel pairs with the compiled counter (numba, the jit extra)")
+    except ImportError:
+        print("iou-eval counts pixel pairs with NumPy (numba, the jit extra, not installed)")
     pred, gt = generate(root, args.images, args.seed)
     bindir = os.path.dirname(sys.executable)
     cores = os.cpu_count() or 1
