@@ -12,6 +12,7 @@ Which format a path holds is ``detect.py``; reading one side is ``loaders.load_s
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
@@ -191,7 +192,10 @@ def load_dataset(
     if gt_side is None and isinstance(pred_path, str) and opts.pred_format in (None, "coco"):
         # --jobs: forked workers decode a big results list while this process reads the
         # ground truth (both errors keep their order: the ground truth's first)
-        prefetch(pred_path, cores(opts.jobs), opts.iou_type)
+        # (the ground truth's size: how much of a keypoint list this process reads itself)
+        gt_file = isinstance(gt_path, str) and os.path.isfile(gt_path)
+        gt_bytes = os.path.getsize(gt_path) if gt_file else 0
+        prefetch(pred_path, cores(opts.jobs), opts.iou_type, gt_bytes)
     try:
         gt = gt_side if gt_side is not None else load_gt(gt_path, opts)
         pred = load_side(pred_path, role="pred", fmt=opts.pred_format, opts=opts)

@@ -33,8 +33,8 @@ def small_slices(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     used: list[bool] = []
     init = fastcoco.Pending.__init__
 
-    def spy(self: fastcoco.Pending, data: bytes, jobs: int, field: str) -> None:
-        init(self, data, jobs, field)
+    def spy(self: fastcoco.Pending, data: bytes, jobs: int, field: str, gt_bytes: int = 0) -> None:
+        init(self, data, jobs, field, gt_bytes)
         used.append(self.pool is not None)
 
     monkeypatch.setattr(fastcoco.Pending, "__init__", spy)
