@@ -1,0 +1,200 @@
+"""The typed reader of keypoint results (loaders/fastkpt.py) gives exactly what json.loads +
+``float()`` give, or declines (None); ``--jobs`` splits a keypoint list between this
+process (the last part, after the ground truth) and forked workers (the rest, decoded
+into shared memory), and the columns are the one-process ones bit for bit."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iou_cli.loaders import fastcoco, fastkpt
+from tests.unit.test_fastcoco import number_token
+
+KEYS = ("image_id", "category_id", "bbox", "score", "keypoints")
+
+
+def slow_columns(data: bytes) -> dict[str, np.ndarray]:
+    """The columns by json.loads and float(), value by value."""
+    recs = json.loads(data)
+    n = len(recs)
+    boxed = "bbox" in recs[0]
+    return {
+        "image_id": np.array([r["image_id"] for r in recs], dtype=np.int64),
+        "category_id": np.array([r["category_id"] for r in recs], dtype=np.int64),
+        "bbox": (
+            np.array([[float(v) for v in r["bbox"]] for r in recs]).reshape(n, 4)
+            if boxed
+            else np.full((n, 4), np.nan)
+        ),
+        "score": np.array([float(r["score"]) for r in recs], dtype=np.float64),
+        "keypoints": np.array([[float(v) for v in r["keypoints"]] for r in recs]).reshape(n, -1, 3),
+    }
+
+
+def assert_same(fast: dict[str, Any] | None, data: bytes) -> None:
+    assert fast is not None
+    slow = slow_columns(data)
+    assert set(fast) == set(KEYS)
+    for key in KEYS:
+        assert fast[key].dtype == slow[key].dtype, key
+        assert fast[key].shape == slow[key].shape, key
+        assert fast[key].tobytes() == slow[key].tobytes(), key  # -0.0 and every last bit
+
+
+def _rec(i: int, kp: list[str], *, bbox: bool = True, ws: str = " ") -> str:
+    box = f',{ws}"bbox":{ws}[1,{ws}2,{ws}30,{ws}40]' if bbox else ""
+    return (
+        f'{{"image_id":{ws}{i % 5 + 1},{ws}"category_id":{ws}1,{ws}"keypoints":{ws}['
+        + f",{ws}".join(kp)
+        + f"]{box},{ws}"
+        + f'"score":{ws}0.{i % 9 + 1}}}'
+    )
+
+
+HARD = ["-0", "-0.0", "0", "0.0", "1e22", "1e23", "9007199254740993", "12345678901234567",
+        "0.1", "2.2250738585072011e-308", "4.9e-324", "1.7976931348623157e308",
+        "123456789012345678901234567890e-20", "0.30000000000000004", "1E+2", "1e-05",
+        "405.98712158203125", "0.000000000000000000000000001", "-1.5E-3", "7"]  # fmt: skip
+
+
+@pytest.mark.parametrize("ws", ["", " ", "\n  ", "\t", "\r\n"])
+def test_hard_numbers_equal_float(ws: str) -> None:
+    """Exponents, -0, 17 significant digits, integers, subnormals, every white space JSON
+    allows: each value is float()'s of its text (json.loads keeps ``-0`` an integer 0)."""
+    rows = [_rec(i, [HARD[(i + j) % len(HARD)] for j in range(6)], ws=ws) for i in range(40)]
+    data = f"[{ws}{f',{ws}'.join(rows)}{ws}]".encode()
+    assert_same(fastcoco.read_results(data, 1, field="keypoints"), data)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data(), st.integers(1, 4), st.integers(1, 12), st.booleans())
+def test_random_spellings_equal_float(data: st.DataObject, k: int, n: int, bbox: bool) -> None:
+    rows = [_rec(i, [data.draw(number_token()) for _ in range(3 * k)], bbox=bbox) for i in range(n)]
+    text = ("[" + ",".join(rows) + "]").encode()
+    recs = json.loads(text)
+    fast = fastcoco.read_results(text, 1, field="keypoints")
+    if not all(math.isfinite(float(v)) for r in recs for v in r["keypoints"]):
+        assert fast is None  # 1e400: the validating loader says where
+        return
+    assert_same(fast, text)
+
+
+def test_many_rows_and_huge_counts() -> None:
+    """Rows beyond one decoded slice (``fastkpt.ROWS``), K = 120 keypoints a row; a row of
+    another K in a later slice, or a nested value, declines the file."""
+    rng = np.random.default_rng(3)
+    k = 120
+    rows = [
+        _rec(i, [repr(float(v)) for v in rng.random(3 * k) * 1000], bbox=False)
+        for i in range(2 * fastkpt.ROWS + 7)
+    ]
+    data = ("[" + ",".join(rows) + "]").encode()
+    assert_same(fastcoco.read_results(data, 1, field="keypoints"), data)
+    for bad in (_rec(0, ["1"] * (3 * k - 3), bbox=False), _rec(0, ["[1]"] * (3 * k), bbox=False)):
+        other = ("[" + ",".join([*rows[:-1], bad]) + "]").encode()
+        assert fastcoco.read_results(other, 1, field="keypoints") is None
+
+
+@pytest.mark.parametrize(
+    "kp",
+    [[], ["1", "2"], ["1", "2", '"3"'], ["1", "2", "null"], ["1", "2", "true"], ["1", "2", "NaN"]],
+)
+def test_declines_what_is_not_a_flat_list_of_triples(kp: list[str]) -> None:
+    data = ("[" + _rec(0, ["1", "2", "3"]) + "," + _rec(1, kp) + "]").encode()
+    assert fastcoco.read_results(data, 1, field="keypoints") is None
+
+
+# --- the --jobs split ----------------------------------------------------------------------
+
+
+def _kpt_file(n: int, k: int = 5, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    rows = [_rec(i, [repr(round(float(v), 2)) for v in rng.random(3 * k) * 500]) for i in range(n)]
+    return ("[" + ",\n".join(rows) + "]").encode()
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 4])
+@pytest.mark.parametrize("gt_bytes", [0, 2_000, 10**9])
+def test_shares_cover_the_list_in_order(jobs: int, gt_bytes: int) -> None:
+    """Every record is in exactly one slice, in file order; this process's part is the
+    last one, smaller the bigger the ground truth it reads first (none for a big one)."""
+    data = _kpt_file(300)
+    slices, assign, own = fastcoco._shares(data, jobs, gt_bytes)
+    body = b"".join(data[a:b] + b"," for a, b in slices)
+    assert json.loads(b"[" + body[:-1] + b"]") == json.loads(data)
+    assert sorted(k for part in [*assign, own] for k in part) == list(range(len(slices)))
+    assert len(assign) == jobs - 1
+    total = len(data)
+    mine = sum(slices[k][1] - slices[k][0] for k in own)
+    if gt_bytes == 10**9:
+        assert own == []
+    else:
+        assert own and own[-1] == len(slices) - 1
+        want = (total - (jobs - 1) * fastcoco._GT_COST * gt_bytes) / jobs
+        assert abs(mine - want) < 500  # up to a record's length
+
+
+def _parallel(data: bytes, jobs: int, gt_bytes: int) -> tuple[dict[str, Any] | None, bool]:
+    old = fastcoco._PARALLEL_MIN
+    fastcoco._PARALLEL_MIN = 0
+    try:
+        pending = fastcoco.Pending(data, jobs, "keypoints", gt_bytes)
+        ran = pending.pool is not None
+        cols = pending.get()
+        assert pending.procs == []  # no worker outlives get()
+    finally:
+        fastcoco._PARALLEL_MIN = old
+    return cols, ran
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+@pytest.mark.parametrize("gt_bytes", [0, 3_000, 10**9])
+def test_split_decode_equals_one_process(jobs: int, gt_bytes: int) -> None:
+    data = _kpt_file(250, seed=jobs)
+    serial = fastcoco.read_results(data, 1, field="keypoints")
+    cols, ran = _parallel(data, jobs, gt_bytes)
+    assert ran and cols is not None and serial is not None
+    for key in KEYS:
+        assert cols[key].tobytes() == serial[key].tobytes(), key
+        assert cols[key].shape == serial[key].shape, key
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_bad_row_in_either_part_declines_the_file(where: str) -> None:
+    """A bad row in a worker's part or in this process's part: None (the validating
+    loader then says which row), and the workers are ended."""
+    rows = json.loads(_kpt_file(120))
+    at = 3 if where == "first" else len(rows) - 3
+    text = ",".join(json.dumps(r) for r in rows)
+    bad = json.dumps(rows[at]).replace('"keypoints": [', '"keypoints": ["x", ')
+    text = text.replace(json.dumps(rows[at]), bad)
+    cols, ran = _parallel(f"[{text}]".encode(), 2, 0)
+    assert ran and cols is None
+
+
+def test_shared_keypoints_copied_or_pickled() -> None:
+    """A worker's keypoints decoded elsewhere are copied into the mapping; more rows or
+    numbers than the room reserved for the slice: the columns are sent as they are."""
+    data = _kpt_file(20)
+    slices = fastcoco._split(data, len(data) // 2)
+    shared = fastcoco._Shared(slices, "keypoints")
+    a, b = slices[0]
+    cols = fastcoco.read_results(b"[" + data[a:b] + b"]", 1, field="keypoints")
+    assert cols is not None
+    got = shared.put(0, cols)
+    assert got == (len(cols["score"]), cols["keypoints"].shape[1])
+    view = shared.view(0, got)
+    for key in KEYS:
+        assert np.array_equal(view[key], cols[key]), key
+    big = dict(cols, keypoints=np.zeros((len(cols["score"]), 10_000, 3)))
+    assert shared.put(0, big) is big
+    alloc = shared.kp_alloc(0)
+    assert alloc is not None and np.shares_memory(alloc(10), shared.kp)
+    assert not np.shares_memory(alloc(10**7), shared.kp)
