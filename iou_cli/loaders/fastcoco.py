@@ -137,11 +137,16 @@ class Pending:
         # plain forked processes (workers.fork_workers): a worker that dies only makes the
         # file declined, and the validating reader reads it
         # boxes and keypoints come back through shared memory (no pickle); masks pickled
-        self.shared = _Shared(slices, field) if field in ("bbox", "obb", "keypoints") else None
+        try:
+            self.shared = _Shared(slices, field) if field in _SHARED_FIELDS else None
+        except (OSError, ValueError, OverflowError):  # no mapping to be had: pickled
+            self.shared = None
         # the workers are forked here, with it
         _DATA[:] = [(data, field, slices, self.shared, self.assign)]
         try:
             self.procs = fork_workers(_decode_share, [(w,) for w in range(len(self.assign))])
+        except OSError:  # no process to be had (EAGAIN, ENOMEM): decoded here, in get()
+            self.procs, self.shared = [], None
         finally:
             _DATA.clear()
 
@@ -248,6 +253,7 @@ def _split_range(data: bytes, pos: int, end: int, chunk: int) -> list[tuple[int,
         pos = m.end() - 1  # at the next record's "{"
 
 
+_SHARED_FIELDS = ("bbox", "obb", "keypoints")  # columns sent back in shared memory
 _GT_COST = 3  # a ground-truth byte takes ~3x the CPU of a keypoint result byte (measured)
 
 

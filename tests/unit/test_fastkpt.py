@@ -198,3 +198,26 @@ def test_shared_keypoints_copied_or_pickled() -> None:
     alloc = shared.kp_alloc(0)
     assert alloc is not None and np.shares_memory(alloc(10), shared.kp)
     assert not np.shares_memory(alloc(10**7), shared.kp)
+
+
+@pytest.mark.parametrize("broken", ["fork", "mapping"])
+def test_no_process_or_no_mapping_to_be_had(monkeypatch: pytest.MonkeyPatch, broken: str) -> None:
+    """A fork that fails (EAGAIN, ENOMEM): the list is decoded in this process; a shared
+    mapping that cannot be made: the workers send their columns through the pipe. The same
+    columns either way, never a traceback."""
+    import mmap
+
+    def refuse(*args: Any, **kw: Any) -> Any:
+        raise OSError(12, "Cannot allocate memory")
+
+    if broken == "fork":
+        monkeypatch.setattr(fastcoco, "fork_workers", refuse)
+    else:
+        monkeypatch.setattr(mmap, "mmap", refuse)
+    data = _kpt_file(120, seed=9)
+    serial = fastcoco.read_results(data, 1, field="keypoints")
+    cols, ran = _parallel(data, 2, 0)
+    assert ran == (broken == "mapping")
+    assert cols is not None and serial is not None
+    for key in KEYS:
+        assert cols[key].tobytes() == serial[key].tobytes(), key
