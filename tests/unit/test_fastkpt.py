@@ -184,7 +184,7 @@ def test_shared_keypoints_copied_or_pickled() -> None:
     numbers than the room reserved for the slice: the columns are sent as they are."""
     data = _kpt_file(20)
     slices = fastcoco._split(data, len(data) // 2)
-    shared = fastcoco._Shared(slices, "keypoints")
+    shared = fastcoco._Shared(slices, "keypoints", fastcoco._MIN_RECORD)
     a, b = slices[0]
     cols = fastcoco.read_results(b"[" + data[a:b] + b"]", 1, field="keypoints")
     assert cols is not None
