@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from iou_cli.loaders import fastcoco
+from iou_cli.loaders.sharedcols import move_left
 from tests.helpers import assert_one_error_line, run
 from tests.oracle.cocogen import random_scene
 
@@ -331,7 +332,7 @@ def test_move_left_in_pieces_equals_a_copy(shift: int) -> None:
         col = rng.random(shape)
         want = col.copy()
         want[100 : 100 + 1000] = col[100 + shift : 100 + shift + 1000].copy()
-        fastcoco._move_left(col, 100 + shift, 100, 1000)
+        move_left(col, 100 + shift, 100, 1000)
         assert np.array_equal(col, want)
 
 
