@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from ..workers import end_workers, fork_workers
 from .fastkpt import id_score_columns, kpt_columns, same_kind
+from .filesource import FileSource
 from .sharedcols import SharedColumns as _Shared
 
 __all__ = ["read_results", "read_keypoint_results"]
@@ -105,18 +106,21 @@ class Pending:
     validating loader reads it, with its located errors.
     """
 
-    def __init__(self, data: bytes, jobs: int, field: str, gt_bytes: int = 0) -> None:
-        if data.startswith(b"\xef\xbb\xbf"):
+    def __init__(self, data: bytes | FileSource, jobs: int, field: str, gt_bytes: int = 0) -> None:
+        if isinstance(data, bytes) and data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         self.data, self.field = data, field
         self.procs: list[tuple[Any, Any]] = []
         self.shared: _Shared | None = None
         self.assign: list[list[int]] = []  # each worker's slices
         self.own: list[int] = []  # the slices this process decodes (in get())
+        self.names_files = False  # a row has a "file_name" (a part read from the file)
         chunk = _CHUNK
         parallel = jobs > 1 and len(data) >= _PARALLEL_MIN
         slices: list[tuple[int, int]] | None
-        if parallel and field == "keypoints":
+        if isinstance(data, FileSource):  # each process reads its own part of the file
+            slices, self.assign, self.own = data.plan
+        elif parallel and field == "keypoints":
             slices, self.assign, self.own = _shares(data, jobs, gt_bytes)
         else:
             if parallel:
@@ -153,6 +157,7 @@ class Pending:
     def get(self) -> dict[str, Any] | None:
         data, field, slices = self.data, self.field, self.slices
         if slices is None:
+            assert isinstance(data, bytes)
             return _columns(data, field)
         if not slices:
             return None
@@ -167,6 +172,7 @@ class Pending:
                 parts.append(_columns(buf.wrap(data, a, b), field))
                 if parts[-1] is None:
                     break
+                self.names_files |= isinstance(data, FileSource) and buf.names_files()
         done = [p for p in parts if p is not None]
         if len(done) != len(parts):
             return None
@@ -193,12 +199,14 @@ class Pending:
                 got[k] = _columns(buf.wrap(data, *slices[k]), field)
                 if got[k] is None:
                     return None
+                self.names_files |= buf.names_files()
             del buf
             for w, (_, recv) in enumerate(self.procs):
                 try:
-                    share = recv.recv()
+                    share, names_files = recv.recv()
                 except (EOFError, OSError):  # the worker died: decline the file
                     return None
+                self.names_files |= names_files
                 for k, cols in zip(self.assign[w], share, strict=False):  # short: declined
                     if isinstance(cols, (int, tuple)):  # written to the shared columns
                         assert self.shared is not None
@@ -296,7 +304,7 @@ def _shares(
 
 _PARALLEL_MIN = 1 << 23  # below 8 MiB a second process costs more than it saves
 _DATA: list[
-    tuple[bytes, str, list[tuple[int, int]], _Shared | None, list[list[int]]]
+    tuple[bytes | FileSource, str, list[tuple[int, int]], _Shared | None, list[list[int]]]
 ] = []  # what forked decoders read (set just before the fork)
 
 
@@ -306,16 +314,26 @@ class _Buffer:
 
     def __init__(self) -> None:
         self.buf = bytearray()
+        self.n = 0
 
-    def wrap(self, data: bytes, a: int, b: int) -> memoryview:
+    def wrap(self, data: bytes | FileSource, a: int, b: int) -> memoryview:
         n = b - a + 2
         if len(self.buf) < n:
             self.buf = bytearray(n)
         buf = self.buf
+        self.n = n
         buf[0] = 0x5B  # [
-        buf[1 : n - 1] = memoryview(data)[a:b]
+        if isinstance(data, FileSource):  # read straight into place (no copy)
+            if not data.read_into(memoryview(buf)[1 : n - 1], a):
+                return memoryview(b"")  # the file changed: declined (not valid JSON)
+        else:
+            buf[1 : n - 1] = memoryview(data)[a:b]
         buf[n - 1] = 0x5D  # ]
         return memoryview(buf)[:n]
+
+    def names_files(self) -> bool:
+        """Whether the last slice wrapped has a ``"file_name"`` (Ultralytics' rows)."""
+        return self.buf.find(b'"file_name"', 0, self.n) >= 0
 
 
 def _decode_share(w: int, send: Any) -> None:
@@ -328,6 +346,7 @@ def _decode_share(w: int, send: Any) -> None:
     data, field, slices, shared, assign = _DATA[0]
     buf = _Buffer()
     share: list[dict[str, Any] | int | tuple[int, int] | None] = []
+    names_files = False
     for k in assign[w]:
         a, b = slices[k]
         alloc = shared.kp_alloc(k) if shared is not None else None
@@ -335,7 +354,8 @@ def _decode_share(w: int, send: Any) -> None:
         share.append(shared.put(k, cols) if shared is not None and cols is not None else cols)
         if cols is None:
             break  # the file is declined: the rest need not be decoded
-    send.send(share)
+        names_files |= isinstance(data, FileSource) and buf.names_files()
+    send.send((share, names_files))
     send.close()
 
 
@@ -415,7 +435,7 @@ def _segm_columns(recs: list[Any]) -> dict[str, Any] | None:
     }
 
 
-_PREFETCHED: dict[tuple[str, str], tuple[bytes, Pending]] = {}
+_PREFETCHED: dict[tuple[str, str], tuple[bytes | None, Pending]] = {}
 
 
 def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0) -> None:
@@ -429,8 +449,14 @@ def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0) -> None:
 
     if jobs < 2 or field not in ("bbox", "obb", "keypoints") or not os.path.isfile(path):
         return
-    if os.path.getsize(path) < _PARALLEL_MIN:
+    size = os.path.getsize(path)
+    if size < _PARALLEL_MIN:
         return
+    if field == "keypoints":  # the workers read their own parts of the file
+        source = _file_source(path, size, jobs, gt_bytes)
+        if source is not None:
+            _PREFETCHED[(path, field)] = (None, Pending(source, jobs, field))
+            return
     try:
         raw = read_bytes(path)
     except InputError:
@@ -439,12 +465,64 @@ def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0) -> None:
         _PREFETCHED[(path, field)] = (raw, Pending(raw, jobs, field, gt_bytes))
 
 
+_WINDOW = 1 << 20  # bytes read around a planned cut to find the record boundary there
+
+
+def _file_source(path: str, size: int, jobs: int, gt_bytes: int) -> FileSource | None:
+    """:func:`_shares` planned from the file's head, tail and a window at each cut, without
+    reading the rest (each process reads its own part); None for anything unusual (gzip,
+    no list, no boundary near a cut, a part bigger than ``_CHUNK``, unreadable): then the
+    whole file is read and split as before."""
+    from .files import GZIP_MAGIC, note_read
+
+    try:
+        with open(path, "rb") as fh:
+            fd = fh.fileno()
+            head = os.pread(fd, 1 << 16, 0)
+            tail_at = max(0, size - (1 << 16))
+            tail = os.pread(fd, 1 << 16, tail_at)
+            lead = 3 if head.startswith(b"\xef\xbb\xbf") else 0
+            start = head.find(b"[", lead)
+            t = tail.rstrip()
+            if head[:2] == GZIP_MAGIC or start < 0 or head[lead:start].strip():
+                return None
+            if not t.endswith(b"]") or tail_at + len(t) - 1 <= start:
+                return None
+            pos, end = start + 1, tail_at + len(t) - 1
+            total = end - pos
+            own = max(0, total - (jobs - 1) * _GT_COST * gt_bytes) // jobs
+            sizes = [(total - own) / (jobs - 1)] * (jobs - 1) + ([own] if own else [])
+            regions: list[tuple[int, int]] = []
+            at = float(pos)
+            for part in sizes[:-1]:
+                at += part
+                cut = max(int(at), pos)
+                m = _BOUNDARY.search(os.pread(fd, _WINDOW, cut))
+                if m is None or cut + m.end() > end:
+                    return None
+                regions.append((pos, cut + m.start() + 1))
+                pos = cut + m.end() - 1  # at the next record's "{"
+            regions.append((pos, end))
+    except OSError:
+        return None
+    if any(b - a > _CHUNK for a, b in regions):
+        return None
+    note_read(path)
+    k = len(regions) - 1 if own else len(regions)
+    return FileSource(path, size, (regions, [[w] for w in range(k)], [k] if own else []))
+
+
 def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] | None]:
     """The bytes of ``path`` and :func:`read_results`' columns (prefetched, or read now)."""
+    from .jsonio import read_bytes
+
     got = _PREFETCHED.pop((path, field), None)
     if got is not None:
-        return got[0], got[1].get()
-    from .jsonio import read_bytes
+        raw, pending = got
+        cols = pending.get()
+        if raw is None:  # read in parts: the whole file only where it is still needed
+            raw = read_bytes(path) if cols is None or pending.names_files else b""
+        return raw, cols
 
     raw = read_bytes(path)
     return raw, read_results(raw, jobs, field=field)

@@ -221,3 +221,86 @@ def test_no_process_or_no_mapping_to_be_had(monkeypatch: pytest.MonkeyPatch, bro
     assert cols is not None and serial is not None
     for key in KEYS:
         assert cols[key].tobytes() == serial[key].tobytes(), key
+
+
+# --- the parts read from the file by each process ------------------------------------------
+
+
+def _prefetched(
+    path: str, jobs: int, gt_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[bool, bytes, dict[str, Any] | None]:
+    """(whether the processes read their own parts, read_path's bytes, its columns)."""
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    fastcoco.prefetch(path, jobs, "keypoints", gt_bytes)
+    in_parts = fastcoco._PREFETCHED[(path, "keypoints")][0] is None
+    raw, cols = fastcoco.read_path(path, jobs, "keypoints")
+    assert not fastcoco._PREFETCHED
+    return in_parts, raw, cols
+
+
+@pytest.mark.parametrize("layout", ["{}", "\ufeff{}", "  \n{}\n\n", "\r\n{}\t"])
+@pytest.mark.parametrize("jobs", [2, 3])
+@pytest.mark.parametrize("gt_bytes", [0, 4_000, 10**9])
+def test_parts_read_from_the_file_equal_one_process(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, layout: str, jobs: int, gt_bytes: int
+) -> None:
+    """Each process reads its own part (the plan from the head, the tail and a window at
+    each cut); the columns are one process's; the bytes are not read again (``b""``)."""
+    data = layout.format(_kpt_file(300, seed=jobs).decode()).encode()
+    path = tmp_path / "pred.json"
+    path.write_bytes(data)
+    serial = fastcoco.read_results(data, 1, field="keypoints")
+    source = fastcoco._file_source(str(path), len(data), jobs, gt_bytes)
+    body = data.removeprefix(b"\xef\xbb\xbf")
+    assert source is not None
+    if not data.startswith(b"\xef\xbb\xbf"):  # the same plan as from the bytes
+        assert source.plan == fastcoco._shares(body, jobs, gt_bytes)
+    in_parts, raw, cols = _prefetched(str(path), jobs, gt_bytes, monkeypatch)
+    assert in_parts and raw == b""
+    assert cols is not None and serial is not None
+    for key in KEYS:
+        assert cols[key].tobytes() == serial[key].tobytes(), key
+
+
+def test_file_name_rows_and_bad_rows_read_the_whole_file(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows with a ``file_name`` (Ultralytics' predictions.json) and a declined file need
+    the whole text after all (the file names; the validating loader's located error)."""
+    rows = json.loads(_kpt_file(200))
+    named = [dict(r, file_name=f"{r['image_id']}.jpg") if i == 7 else r for i, r in enumerate(rows)]
+    path = tmp_path / "pred.json"
+    path.write_text(json.dumps(named))
+    in_parts, raw, cols = _prefetched(str(path), 2, 0, monkeypatch)
+    assert in_parts and raw == path.read_bytes() and cols is not None
+    bad = [
+        dict(r, keypoints=["x", *r["keypoints"][1:]]) if i == 150 else r for i, r in enumerate(rows)
+    ]
+    path.write_text(json.dumps(bad))
+    in_parts, raw, cols = _prefetched(str(path), 2, 0, monkeypatch)
+    assert in_parts and raw == path.read_bytes() and cols is None
+
+
+def test_unusual_files_are_read_whole(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gzip, not a list, a part bigger than ``_CHUNK``, no record boundary near a cut: no
+    plan (the whole file is read and split as before); a file that changed after the plan
+    was made is declined, then read afresh."""
+    import gzip
+
+    data = _kpt_file(200)
+    (tmp_path / "a.json.gz").write_bytes(gzip.compress(data))
+    (tmp_path / "b.json").write_bytes(b'{"a": ' + data + b"}")
+    (tmp_path / "c.json").write_bytes(data)
+    for name in ("a.json.gz", "b.json"):
+        assert fastcoco._file_source(str(tmp_path / name), 10**6, 2, 0) is None
+    c = str(tmp_path / "c.json")
+    monkeypatch.setattr(fastcoco, "_CHUNK", 1000)
+    assert fastcoco._file_source(c, len(data), 2, 0) is None
+    monkeypatch.setattr(fastcoco, "_CHUNK", 1 << 26)
+    monkeypatch.setattr(fastcoco, "_BOUNDARY", __import__("re").compile(rb"\}\s*,\s*\{NEVER"))
+    assert fastcoco._file_source(c, len(data), 2, 0) is None
+    monkeypatch.undo()
+    source = fastcoco._file_source(c, len(data), 2, 0)
+    assert source is not None
+    (tmp_path / "c.json").write_bytes(data[: len(data) // 3])  # truncated after the plan
+    assert fastcoco.Pending(source, 2, "keypoints").get() is None

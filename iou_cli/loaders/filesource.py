@@ -1,0 +1,35 @@
+"""A results file that forked decoders read a part each of (``--jobs`` on keypoint
+results, :mod:`.fastcoco`): where the parts lie, and a read of a part straight into a
+decoder's buffer. The parent process never holds the workers' parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Plan = tuple[list[tuple[int, int]], list[list[int]], list[int]]  # slices, workers', own
+
+
+@dataclass(frozen=True)
+class FileSource:
+    path: str
+    size: int
+    plan: Plan  # byte ranges of whole records; each worker's ranges; this process's
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read_into(self, out: memoryview, at: int) -> bool:
+        """``len(out)`` bytes of the file from ``at`` into ``out``; False when the file
+        no longer has them (it changed since the parts were planned) or cannot be read."""
+        try:
+            with open(self.path, "rb", buffering=0) as fh:
+                fh.seek(at)
+                done = 0
+                while done < len(out):
+                    got = fh.readinto(out[done:])
+                    if not got:
+                        return False
+                    done += got
+        except OSError:
+            return False
+        return True
