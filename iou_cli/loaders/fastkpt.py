@@ -2,13 +2,12 @@
 straight to NumPy columns, for :mod:`.fastcoco` (one process, or a byte range of the file
 in a forked worker).
 
-The records are decoded by msgspec against a schema that keeps each row's ``keypoints`` as
-raw JSON; the rows' raw lists are then decoded a slice of rows at a time as one list of
-lists of floats (one typed decode instead of one per row) and copied into one float64
-array. msgspec's float parsing is correctly rounded: every value is ``float()``'s of its
-text (``tests/unit/test_fastkpt.py``). Anything the schema does not describe (a row that
-is not a flat list of numbers, rows of different K, ``bbox`` on some rows only, a
-non-finite number) returns ``None``: the validating loader then says what is wrong and where.
+The list is decoded a piece of records at a time (:func:`kpt_columns`), each row's
+``keypoints`` as a list of floats, copied into one float64 array. msgspec's float parsing
+is correctly rounded: every value is ``float()``'s of its text
+(``tests/unit/test_fastkpt.py``). Anything the schema does not describe (a row that is not
+a flat list of numbers, rows of different K, ``bbox`` on some rows only, a non-finite
+number) returns ``None``: the validating loader then says what is wrong and where.
 
 (An array parser of the numbers' bytes, as :mod:`.bytetable` does for DOTA's text, was
 measured here: ~160 ns a number against msgspec's ~40 ns including the copy.)
@@ -16,6 +15,7 @@ measured here: ~160 ns a number against msgspec's ~40 ns including the copy.)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cache
 from itertools import chain
@@ -33,19 +33,45 @@ Alloc = Callable[[int], FloatArray]  # the flat keypoint array for n numbers
 def _decoder() -> Any:
     import msgspec
 
-    # keypoints stay raw JSON here: they are parsed below, all rows at once
     kpt_result = msgspec.defstruct(
         "KptResult",
         [
             ("image_id", int),
             ("category_id", int),
-            ("keypoints", msgspec.Raw),
+            ("keypoints", list[float]),
             ("score", float),
             ("bbox", tuple[float, float, float, float] | None, None),
         ],
         gc=False,
     )
     return msgspec.json.Decoder(list[kpt_result])  # type: ignore[valid-type]
+
+
+BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")  # between two records (white space)
+_HEAD = re.compile(rb"[ \t\n\r]*\[")
+_TAIL = re.compile(rb"\][ \t\n\r]*\Z")
+PIECE = 1 << 18  # bytes of records decoded at once (~600 rows: their floats stay in cache)
+
+
+def pieces(data: bytes | memoryview, size: int | None = None) -> list[tuple[int, int]] | None:
+    """Byte ranges of about ``size`` bytes of whole records of the JSON list ``data``
+    (white space around it allowed), each cut at a ``},{``; None when ``data`` does not
+    look like one list. A cut found inside a string or a nested value makes a piece that
+    does not decode: the caller declines the list then."""
+    size = size or PIECE
+    head = _HEAD.match(data)
+    tail = _TAIL.search(data, max(0, len(data) - 4096))
+    if head is None or tail is None or tail.start() < head.end():
+        return None
+    pos, end = head.end(), tail.start()
+    out: list[tuple[int, int]] = []
+    while True:
+        m = BOUNDARY.search(data, pos + size, end) if end - pos > size else None
+        stop = m.start() + 1 if m is not None else end
+        out.append((pos, stop))
+        if m is None:
+            return out
+        pos = m.end() - 1  # at the next record's "{"
 
 
 def id_score_columns(
@@ -68,26 +94,55 @@ def kpt_columns(
     """Columns of a keypoint results list without a BOM (also a slice of a bigger one):
     ``image_id``, ``category_id``, ``bbox`` (n, 4; NaN where the rows give none),
     ``score`` and ``keypoints`` (n, K, 3), or ``None``. ``alloc(size)``: where the flat
-    keypoint numbers go (a forked worker's shared memory); a fresh array by default."""
+    keypoint numbers go (a forked worker's shared memory; ``size`` bounds them: a number
+    and its comma take two bytes or more); a fresh array by default.
+
+    The list is decoded a piece of records at a time (:func:`pieces`), each row's numbers
+    as Python floats that are copied into the array and freed before the next piece: the
+    peak is one piece's floats (~50 a row), and they stay in the cache. (Measured: a row's
+    numbers kept as raw JSON and decoded in a second pass cost ~10 % more.)"""
     import msgspec
 
-    try:
-        recs = _decoder().decode(data)
-    except msgspec.DecodeError:
+    spans = pieces(data)
+    if spans is None:
         return None
-    n = len(recs)
-    if n == 0:
-        return None
-    kp_flat = keypoint_numbers(list(map(attrgetter("keypoints"), recs)), alloc)
-    if kp_flat is None:
-        return None
-    m = kp_flat.shape[0] // n
-    cols = id_score_columns(recs)
-    if cols is None:
-        return None
-    image_id, category_id, score = cols
-    kp = kp_flat.reshape(n, m // 3, 3)
-    boxes = list(map(attrgetter("bbox"), recs))
+    cap = len(data) // 2 + 1
+    out = alloc(cap) if alloc is not None else np.empty(cap, dtype=np.float64)
+    dec = _decoder()
+    view = memoryview(data)
+    buf = bytearray(PIECE + (1 << 16))
+    at = m = 0
+    parts: list[tuple[Any, ...]] = []
+    boxes: list[Any] = []
+    for a, b in spans:
+        n = b - a + 2
+        if len(buf) < n:
+            buf = bytearray(n)
+        buf[0] = 0x5B  # [
+        buf[1 : n - 1] = view[a:b]
+        buf[n - 1] = 0x5D  # ]
+        try:
+            recs = dec.decode(memoryview(buf)[:n])
+        except msgspec.DecodeError:
+            return None
+        if not recs:
+            return None
+        kps = list(map(attrgetter("keypoints"), recs))
+        m = m or len(kps[0])
+        if m == 0 or m % 3 or set(map(len, kps)) != {m}:
+            return None
+        k = len(recs) * m
+        out[at : at + k] = np.fromiter(chain.from_iterable(kps), np.float64, k)
+        at += k
+        cols = id_score_columns(recs)
+        if cols is None:
+            return None
+        parts.append(cols)
+        boxes += map(attrgetter("bbox"), recs)
+        del recs, kps
+    n = len(boxes)
+    image_id, category_id, score = (np.concatenate(c) for c in zip(*parts, strict=True))
+    kp = out[:at].reshape(n, m // 3, 3)
     has = [b is not None for b in boxes]
     if any(has) and not all(has):
         return None
@@ -106,42 +161,6 @@ def kpt_columns(
         "score": score,
         "keypoints": kp,
     }
-
-
-ROWS = 256  # rows decoded at once: their floats stay in the allocator's warm arenas
-
-
-def keypoint_numbers(raws: list[Any], alloc: Alloc | None = None) -> FloatArray | None:
-    """The numbers of every row's raw ``[x, y, v, ...]`` list, flat, or ``None`` unless every
-    row is a flat list of the same count (a multiple of 3) of numbers.
-
-    Rows are decoded a slice at a time (one typed decode of the slice's lists joined into
-    one list of lists), each slice's floats copied into the array and freed before the next:
-    the peak is one slice's Python floats, not all of them (~50 numbers a row). (Measured
-    alternatives that did not pay: one flat list per slice, ``np.array`` of the lists,
-    bigger slices.)"""
-    import msgspec
-
-    n = len(raws)
-    out: FloatArray | None = None
-    m = 0
-    dec = msgspec.json.Decoder(list[list[float]])
-    for a in range(0, n, ROWS):
-        try:  # a Raw is a buffer: joined without a copy of each row
-            rows = dec.decode(b"[" + b",".join(raws[a : a + ROWS]) + b"]")
-        except msgspec.DecodeError:
-            return None
-        if out is None:
-            m = len(rows[0])
-            if m == 0 or m % 3:
-                return None
-            out = alloc(n * m) if alloc is not None else np.empty(n * m, dtype=np.float64)
-        if set(map(len, rows)) != {m}:
-            return None
-        out[a * m : (a + len(rows)) * m] = np.fromiter(
-            chain.from_iterable(rows), np.float64, m * len(rows)
-        )
-    return out
 
 
 def same_kind(parts: list[dict[str, Any]]) -> bool:

@@ -87,15 +87,16 @@ def test_random_spellings_equal_float(data: st.DataObject, k: int, n: int, bbox:
 
 
 def test_many_rows_and_huge_counts() -> None:
-    """Rows beyond one decoded slice (``fastkpt.ROWS``), K = 120 keypoints a row; a row of
+    """Rows over many decoded pieces (``fastkpt.PIECE``), K = 120 keypoints a row; a row of
     another K in a later slice, or a nested value, declines the file."""
     rng = np.random.default_rng(3)
     k = 120
     rows = [
-        _rec(i, [repr(float(v)) for v in rng.random(3 * k) * 1000], bbox=False)
-        for i in range(2 * fastkpt.ROWS + 7)
+        _rec(i, [repr(float(v)) for v in rng.random(3 * k) * 1000], bbox=False) for i in range(300)
     ]
     data = ("[" + ",".join(rows) + "]").encode()
+    spans = fastkpt.pieces(data)
+    assert spans is not None and len(spans) > 3
     assert_same(fastcoco.read_results(data, 1, field="keypoints"), data)
     for bad in (_rec(0, ["1"] * (3 * k - 3), bbox=False), _rec(0, ["[1]"] * (3 * k), bbox=False)):
         other = ("[" + ",".join([*rows[:-1], bad]) + "]").encode()
@@ -304,3 +305,23 @@ def test_unusual_files_are_read_whole(tmp_path: Any, monkeypatch: pytest.MonkeyP
     assert source is not None
     (tmp_path / "c.json").write_bytes(data[: len(data) // 3])  # truncated after the plan
     assert fastcoco.Pending(source, 2, "keypoints").get() is None
+
+
+def test_pieces_cut_only_between_records_or_decline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of a few hundred bytes: every layout decodes to the same columns; a record
+    whose string holds a ``},{`` may be cut there, and then the list is declined (the
+    validating loader reads it), never read wrong."""
+    monkeypatch.setattr(fastkpt, "PIECE", 300)
+    rows = [_rec(i, [str(i + j / 4) for j in range(6)]) for i in range(40)]
+    for sep, ws in ((",", ""), (",\n  ", "\n"), (" , ", "  ")):
+        data = f"{ws}[{ws}{sep.join(rows)}{ws}]{ws}".encode()
+        spans = fastkpt.pieces(data)
+        assert spans is not None and len(spans) > 5
+        assert_same(fastcoco.read_results(data, 1, field="keypoints"), data)
+    odd = [r.replace('"score"', '"note": "a},{b", "score"') for r in rows]
+    data = ("[" + ",".join(odd) + "]").encode()
+    got = fastcoco.read_results(data, 1, field="keypoints")
+    assert got is None or all(
+        got[k].tobytes() == v.tobytes() for k, v in slow_columns(data).items()
+    )
+    assert fastkpt.pieces(b'{"a": 1}') is None and fastkpt.pieces(b"[1, 2") is None
