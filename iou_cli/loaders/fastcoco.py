@@ -17,6 +17,7 @@ where.
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 from functools import cache
@@ -29,7 +30,7 @@ import numpy.typing as npt
 
 from ..workers import end_workers, fork_workers
 from .fastkpt import id_score_columns, kpt_columns, same_kind
-from .filesource import FileSource
+from .filesource import FileSource, big_buffer
 from .sharedcols import SharedColumns as _Shared
 
 __all__ = ["read_results", "read_keypoint_results"]
@@ -313,13 +314,13 @@ class _Buffer:
     costs its page faults again each time (~0.5 s of system time at 400 MiB)."""
 
     def __init__(self) -> None:
-        self.buf = bytearray()
+        self.buf: bytearray | mmap.mmap = bytearray()
         self.n = 0
 
     def wrap(self, data: bytes | FileSource, a: int, b: int) -> memoryview:
         n = b - a + 2
         if len(self.buf) < n:
-            self.buf = bytearray(n)
+            self.buf = big_buffer(n)
         buf = self.buf
         self.n = n
         buf[0] = 0x5B  # [
@@ -524,8 +525,32 @@ def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] |
             raw = read_bytes(path) if cols is None or pending.names_files else b""
         return raw, cols
 
+    if field == "keypoints" and jobs < 2:
+        whole = _read_keypoint_file(path)
+        if whole is not None:
+            return whole
     raw = read_bytes(path)
     return raw, read_results(raw, jobs, field=field)
+
+
+def _read_keypoint_file(path: str) -> tuple[bytes, dict[str, Any] | None] | None:
+    """A big keypoint results file read into a huge-page buffer (:func:`big_buffer`) and
+    decoded from it; its bytes are made only where still needed (rows with
+    ``file_name``, a declined file). None for anything else (read as before)."""
+    from .files import GZIP_MAGIC, note_read
+
+    size = os.path.getsize(path) if os.path.isfile(path) else -1
+    if size < _PARALLEL_MIN:
+        return None
+    buf = big_buffer(size)
+    whole = memoryview(buf)[:size]
+    if not FileSource(path, size, ([], [], [])).read_into(whole, 0) or buf[:2] == GZIP_MAGIC:
+        return None
+    note_read(path)
+    cols = kpt_columns(whole[3:] if buf[:3] == b"\xef\xbb\xbf" else whole)
+    if cols is None or buf.find(b'"file_name"') >= 0:
+        return bytes(whole), cols
+    return b"", cols
 
 
 def cancel_prefetch() -> None:

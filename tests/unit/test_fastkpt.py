@@ -325,3 +325,37 @@ def test_pieces_cut_only_between_records_or_decline(monkeypatch: pytest.MonkeyPa
         got[k].tobytes() == v.tobytes() for k, v in slow_columns(data).items()
     )
     assert fastkpt.pieces(b'{"a": 1}') is None and fastkpt.pieces(b"[1, 2") is None
+
+
+def test_one_process_reads_a_big_file_into_huge_pages(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--jobs 1``: a big keypoint file is read into a huge-page buffer and decoded there,
+    the same columns as from its bytes; the bytes are returned only where still needed
+    (a BOM is fine; rows with ``file_name``, a declined file: the whole text; gzip: read as
+    before)."""
+    import gzip
+
+    from iou_cli.loaders.filesource import big_buffer
+
+    assert isinstance(big_buffer(10), bytearray) and len(big_buffer(5 << 20)) == 5 << 20
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    monkeypatch.setattr("iou_cli.loaders.filesource._HUGE", 0)  # the mapping for any size
+    data = _kpt_file(150)
+    path = tmp_path / "p.json"
+    for text, whole in (
+        (data, False),
+        (b"\xef\xbb\xbf" + data, False),
+        (data.replace(b'"score"', b'"file_name": "a.jpg", "score"', 1), True),
+        (data.replace(b'"keypoints": [', b'"keypoints": [true, ', 1), True),
+    ):
+        path.write_bytes(text)
+        raw, cols = fastcoco.read_path(str(path), 1, "keypoints")
+        assert raw == (text if whole else b"")
+        want = fastcoco.read_results(text, 1, field="keypoints")
+        assert (cols is None) == (want is None)
+        if want is not None and cols is not None:
+            for key in KEYS:
+                assert cols[key].tobytes() == want[key].tobytes(), key
+    path.write_bytes(gzip.compress(data))
+    assert fastcoco._read_keypoint_file(str(path)) is None
