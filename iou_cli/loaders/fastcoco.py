@@ -108,7 +108,7 @@ class Pending:
     """
 
     def __init__(self, data: bytes | FileSource, jobs: int, field: str, gt_bytes: int = 0) -> None:
-        if isinstance(data, bytes) and data.startswith(b"\xef\xbb\xbf"):
+        if not isinstance(data, FileSource) and data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         self.data, self.field = data, field
         self.procs: list[tuple[Any, Any]] = []
@@ -158,7 +158,7 @@ class Pending:
     def get(self) -> dict[str, Any] | None:
         data, field, slices = self.data, self.field, self.slices
         if slices is None:
-            assert isinstance(data, bytes)
+            assert not isinstance(data, FileSource)
             return _columns(data, field)
         if not slices:
             return None

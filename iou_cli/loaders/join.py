@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Categories, Dataset, Images, Side, align, locator, norm_id
+from ..data import Categories, Dataset, Images, Side, align, locator, norm_id, norm_ids
 from ..errors import InputError, UsageError
 from ..options import LoadOptions
 from . import load_side
@@ -332,7 +332,7 @@ def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Si
     if pred.format != "coco-results":
         return pred
     im = pred.images
-    pred_ids = [norm_id(k) for k in im.keys]
+    pred_ids = norm_ids(im.keys)
     cat_names: dict[Hashable, str] = {}
     map_stems: dict[Hashable, str] = {}
     if opts.image_map:
@@ -342,7 +342,7 @@ def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Si
         pred = replace(pred, categories=Categories(list(pred.categories.ids), list(names)))
         info.append("joined categories by name (--image-map)")
 
-    gt_ids = {norm_id(k) for k in gt.images.keys} if gt.format.startswith("coco") else set()
+    gt_ids = set(norm_ids(gt.images.keys)) if gt.format.startswith("coco") else set()
     file_stems: list[str | None] | None = pred.notes.get("file_stems")
     gt_stems = gt.images.stems
     have_stems = all(st is not None for st in gt_stems)

@@ -359,3 +359,16 @@ def test_one_process_reads_a_big_file_into_huge_pages(
                 assert cols[key].tobytes() == want[key].tobytes(), key
     path.write_bytes(gzip.compress(data))
     assert fastcoco._read_keypoint_file(str(path)) is None
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_bytearray_with_a_bom_reads_as_bytes(monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """What the reader returns for a pipe or a gzip input is a ``bytearray`` (no copy):
+    its BOM is dropped and it is decoded like the same bytes."""
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    data = _kpt_file(80)
+    cols = fastcoco.Pending(bytearray(b"\xef\xbb\xbf" + data), jobs, "keypoints").get()  # type: ignore[arg-type]
+    want = fastcoco.read_results(data, 1, field="keypoints")
+    assert cols is not None and want is not None
+    for key in KEYS:
+        assert cols[key].tobytes() == want[key].tobytes(), key
