@@ -372,3 +372,40 @@ def test_a_bytearray_with_a_bom_reads_as_bytes(monkeypatch: pytest.MonkeyPatch, 
     assert cols is not None and want is not None
     for key in KEYS:
         assert cols[key].tobytes() == want[key].tobytes(), key
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_files_read_in_parts_or_pages_are_inputs_no_output_overwrites(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], jobs: str
+) -> None:
+    """The results file read by parts (``--jobs``) or into huge pages is recorded as read:
+    ``--matches`` over it is refused, the file untouched."""
+    from tests.helpers import assert_one_error_line, run
+    from tests.oracle.kptgen import random_kpt_scene
+
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    gt, dets = random_kpt_scene(3)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps(dets))
+    before = pred.read_bytes()
+    args = [str(pred), str(tmp_path / "gt.json"), "--iou-type", "keypoints", "-q", "--jobs", jobs]
+    line = assert_one_error_line(*run([*args, "--matches", str(pred)], capsys))
+    assert "refusing to overwrite" in line and pred.read_bytes() == before
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_read_in_parts_or_pages_is_in_the_read_set(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    from iou_cli.loaders.files import reading
+
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    path = tmp_path / "p.json"
+    path.write_bytes(_kpt_file(60))
+    with reading() as rs:
+        if jobs > 1:
+            fastcoco.prefetch(str(path), jobs, "keypoints")
+        raw, cols = fastcoco.read_path(str(path), jobs, "keypoints")
+        assert raw == b"" and cols is not None
+        assert rs.paths() == [str(path)]
