@@ -63,7 +63,7 @@ _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)  # lo
 _SHIFTS = np.array([8 * (8 - i) for i in range(9)], dtype=np.uint64)  # left-pad to 8 digits
 
 
-def _short(data: bytes, body: IntArray, m: IntArray) -> tuple[FloatArray, BoolArray]:
+def _short(data: bytes | memoryview, body: IntArray, m: IntArray) -> tuple[FloatArray, BoolArray]:
     """Tokens of 1 to 8 characters after the sign, each read as one little-endian 64-bit
     word (SWAR, SIMD within a register): (unsigned values, which tokens were read); a
     token with anything but digits and at most one dot is left to the caller.
@@ -104,7 +104,7 @@ def _short(data: bytes, body: IntArray, m: IntArray) -> tuple[FloatArray, BoolAr
 
 
 def _numbers(
-    buf: npt.NDArray[np.uint8], data: bytes, starts: IntArray, lens: IntArray
+    buf: npt.NDArray[np.uint8], data: bytes | memoryview, starts: IntArray, lens: IntArray
 ) -> FloatArray | None:
     """``float()`` of each token (see the module docstring), or None if one is not a finite
     number: short tokens a word at a time (:func:`_short`), the others by :func:`_longer`."""
@@ -122,7 +122,7 @@ def _numbers(
 
 
 def _longer(
-    buf: npt.NDArray[np.uint8], data: bytes, starts: IntArray, lens: IntArray
+    buf: npt.NDArray[np.uint8], data: bytes | memoryview, starts: IntArray, lens: IntArray
 ) -> FloatArray | None:
     """:func:`_numbers` one digit position at a time over groups of one length and dot
     offset (tokens of up to 15 digits), ``float()`` for anything else."""
@@ -183,17 +183,23 @@ CHUNK = 1 << 17  # bytes of whole lines parsed at once: temporaries stay small (
 # and below the sizes malloc maps and unmaps afresh: 1 MB pieces faulted 5x the pages)
 
 
-def line_chunks(data: bytes, size: int = CHUNK) -> list[bytes]:
-    """``data`` cut after a newline about every ``size`` bytes (whole lines per piece)."""
+def line_spans(data: bytes, size: int = CHUNK) -> list[tuple[int, int]]:
+    """``(start, end)`` of pieces of ``data`` cut after a newline about every ``size``
+    bytes (whole lines per piece; no empty piece unless ``data`` is empty)."""
     out, at = [], 0
     while len(data) - at > size:
         end = data.find(b"\n", at + size)
-        if end < 0:
+        if end < 0 or end + 1 == len(data):
             break
-        out.append(data[at : end + 1])
+        out.append((at, end + 1))
         at = end + 1
-    out.append(data[at:])
+    out.append((at, len(data)))
     return out
+
+
+def line_chunks(data: bytes, size: int = CHUNK) -> list[bytes]:
+    """``data`` cut after a newline about every ``size`` bytes (:func:`line_spans`)."""
+    return [data[s:e] for s, e in line_spans(data, size)]
 
 
 def join_tables(parts: list[Table | None]) -> Table | None:
@@ -223,23 +229,26 @@ def name_table(data: bytes, ncols: int) -> Table | None:
     return chunk_table(data, ncols)
 
 
-def chunk_table(data: bytes, ncols: int) -> Table | None:
+def chunk_table(data: bytes | memoryview, ncols: int) -> Table | None:
     """:func:`name_table` of one piece."""
     if not data:
         return None
     buf = np.frombuffer(data, dtype=np.uint8)
     if buf[-1] != 10:
-        data += b"\n"
+        data = bytes(data) + b"\n"
         buf = np.frombuffer(data, dtype=np.uint8)
-    low = buf <= 32
-    if (buf >= 127).any() or (low & (buf != 32) & (buf != 10)).any():
+    if buf.max() >= 127:
         return None
-    seps = np.flatnonzero(low)
+    seps = np.flatnonzero(buf <= 32)
+    sep = buf[seps]
+    newline = sep == 10
+    if (~newline & (sep != 32)).any():
+        return None  # a control character, a tab, a carriage return
     n_tok = seps.shape[0]
     if n_tok % ncols or seps[0] == 0 or (np.diff(seps) < 2).any():
         return None  # a leading space, a blank line or a double space: not plain
     lines = n_tok // ncols
-    newline = (buf[seps] == 10).reshape(lines, ncols)
+    newline = newline.reshape(lines, ncols)
     if not newline[:, -1].all() or newline[:, :-1].any():
         return None
     flat = np.empty(n_tok, dtype=np.int64)

@@ -26,7 +26,7 @@ from ..data import Dataset
 from ..errors import UsageError
 from ..geometry.iou import overlap
 from ..matching.table import MatchTable, matches_rows
-from ..metrics import OP_KEYS, best_f1_threshold, operating_point
+from ..metrics import OP_KEYS, best_f1_grouped, best_f1_threshold, operating_point
 from ..result import Evaluation, Matches, Result, clean
 from . import Protocol
 
@@ -206,6 +206,8 @@ class VocEvaluation(Evaluation):
     def _best_f1(self) -> float | None:
         """The score threshold maximising F1 over the operating point's rows."""
         score, tp, fp, _, _ = self._op_rows()
+        if type(self)._op_rows is VocEvaluation._op_rows:  # rows aligned with match.order
+            return best_f1_grouped(score, tp, fp, self._n_gt(), self.match.order)
         return best_f1_threshold(score, tp, fp, self._n_gt())
 
     def _op_rows(self) -> tuple[FloatArray, BoolArray, BoolArray, FloatArray, IntArray]:
