@@ -42,6 +42,8 @@ def _names(
     same = np.zeros(n, dtype=bool)
     same[1:] = (mat[1:] == mat[:-1]).all(axis=1)
     heads = np.flatnonzero(~same)
+    if heads.shape[0] > max(_RUNS, n // 4):  # mixed names (a class column): by sorting
+        return _distinct_names(mat, lens)
     index: dict[str, int] = {}
     head_codes = np.fromiter(
         (index.setdefault(mat[h, : lens[h]].tobytes().decode("ascii"), len(index)) for h in heads),
@@ -50,6 +52,32 @@ def _names(
     )
     codes = np.repeat(head_codes, np.diff(np.r_[heads, n]))
     return codes, list(index)
+
+
+_RUNS = 256  # more runs of equal names than this: names found by sorting instead
+
+
+def _distinct_names(mat: npt.NDArray[np.uint8], lens: IntArray) -> tuple[IntArray, list[str]]:
+    """:func:`_names` by one sort of the zero-padded names read as 64-bit words (no name
+    holds a zero byte, so equal words are equal names): codes in first-appearance order."""
+    n, w = mat.shape
+    k = (w + 7) // 8
+    padded = np.zeros((n, 8 * k), dtype=np.uint8)
+    padded[:, :w] = mat
+    words = padded.view("<u8")  # (n, k)
+    order = np.lexsort(words.T[::-1])  # stable: the first of equal names comes first
+    sw = words[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = (sw[1:] != sw[:-1]).any(axis=1)
+    group = np.cumsum(new) - 1
+    first = order[new]  # each distinct name's first row
+    rank = np.argsort(first)  # the distinct names in first-appearance order
+    code = np.empty(rank.shape[0], dtype=np.int64)
+    code[rank] = np.arange(rank.shape[0], dtype=np.int64)
+    codes = np.empty(n, dtype=np.int64)
+    codes[order] = code[group]
+    names = [mat[first[r], : lens[first[r]]].tobytes().decode("ascii") for r in rank]
+    return codes, names
 
 
 _U = np.uint64
@@ -178,14 +206,35 @@ def _longer(
     return out
 
 
+_ROOMY: list[bool] = []
+ROOMY_BYTES = 16 << 20
+
+
+def roomy_malloc() -> None:
+    """Once per process: let the C allocator keep the array temporaries it frees. glibc's
+    malloc serves a block above its mmap threshold (128 KiB at start) with a fresh mapping,
+    faulted in page by page and unmapped again on free, so every temporary of a few MB
+    costs its page faults anew (half the reading time on a 300k-line Task1 folder).
+    Freeing such a block raises the threshold to its size (malloc's own dynamic rule): one
+    16 MiB block, allocated and freed untouched (no page is faulted in), puts smaller
+    blocks on the heap, where freed memory is reused. Elsewhere (other allocators) this
+    is one allocation and its free: harmless."""
+    if not _ROOMY:
+        _ROOMY.append(True)
+        block = np.empty(ROOMY_BYTES, dtype=np.uint8)
+        del block
+
+
 Table = tuple[IntArray, list[str], FloatArray]
 CHUNK = 1 << 17  # bytes of whole lines parsed at once: temporaries stay small (in cache,
 # and below the sizes malloc maps and unmaps afresh: 1 MB pieces faulted 5x the pages)
 
 
-def line_spans(data: bytes, size: int = CHUNK) -> list[tuple[int, int]]:
+def line_spans(data: bytes, size: int | None = None) -> list[tuple[int, int]]:
     """``(start, end)`` of pieces of ``data`` cut after a newline about every ``size``
-    bytes (whole lines per piece; no empty piece unless ``data`` is empty)."""
+    bytes (default :data:`CHUNK`; whole lines per piece; no empty piece unless ``data`` is
+    empty)."""
+    size = CHUNK if size is None else size
     out, at = [], 0
     while len(data) - at > size:
         end = data.find(b"\n", at + size)
@@ -197,7 +246,7 @@ def line_spans(data: bytes, size: int = CHUNK) -> list[tuple[int, int]]:
     return out
 
 
-def line_chunks(data: bytes, size: int = CHUNK) -> list[bytes]:
+def line_chunks(data: bytes, size: int | None = None) -> list[bytes]:
     """``data`` cut after a newline about every ``size`` bytes (:func:`line_spans`)."""
     return [data[s:e] for s, e in line_spans(data, size)]
 
@@ -218,18 +267,19 @@ def join_tables(parts: list[Table | None]) -> Table | None:
     return np.concatenate(codes), list(index), np.concatenate([v for _, _, v in done])
 
 
-def name_table(data: bytes, ncols: int) -> Table | None:
+def name_table(data: bytes, ncols: int, name_col: int = 0) -> Table | None:
     """A plain table of ``ncols`` tokens a line, a name then numbers: (name codes in first
     appearance order, the names, the ``(lines, ncols - 1)`` numbers as ``float()`` reads
     them); None where the text is not plain or a number is not a finite number. Large
-    texts are read a piece of whole lines at a time (:func:`line_chunks`)."""
+    texts are read a piece of whole lines at a time (:func:`line_chunks`). ``name_col``:
+    the name's column (the numbers are the other columns, in their order)."""
     pieces = line_chunks(data)
     if len(pieces) > 1:
-        return join_tables([chunk_table(p, ncols) for p in pieces])
-    return chunk_table(data, ncols)
+        return join_tables([chunk_table(p, ncols, name_col) for p in pieces])
+    return chunk_table(data, ncols, name_col)
 
 
-def chunk_table(data: bytes | memoryview, ncols: int) -> Table | None:
+def chunk_table(data: bytes | memoryview, ncols: int, name_col: int = 0) -> Table | None:
     """:func:`name_table` of one piece."""
     if not data:
         return None
@@ -256,10 +306,15 @@ def chunk_table(data: bytes | memoryview, ncols: int) -> Table | None:
     flat[1:] = seps[:-1] + 1
     lens = (seps - flat).reshape(lines, ncols)
     starts = flat.reshape(lines, ncols)
-    named = _names(buf, starts[:, 0], lens[:, 0])
+    named = _names(buf, starts[:, name_col], lens[:, name_col])
     if named is None:
         return None
-    values = _numbers(buf, data, starts[:, 1:].ravel(), lens[:, 1:].ravel())
+    if name_col:
+        cols = [c for c in range(ncols) if c != name_col]
+        starts, lens = starts[:, cols], lens[:, cols]
+    else:
+        starts, lens = starts[:, 1:], lens[:, 1:]
+    values = _numbers(buf, data, starts.ravel(), lens.ravel())
     if values is None:
         return None
     return named[0], named[1], values.reshape(lines, ncols - 1)

@@ -27,7 +27,7 @@ from ..errors import InputError
 from ..geometry.obb import convex_geometry
 from ..options import LoadOptions
 from .bulktext import token_rows
-from .bytetable import Table, chunk_table, line_spans, token_floats
+from .bytetable import Table, chunk_table, line_spans, name_table, roomy_malloc, token_floats
 from .files import decode_text, is_readable_member, read_input, read_text
 
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
@@ -207,7 +207,17 @@ def _gt_bulk(
         first.append(skip + 1)
         counts.append(body.count("\n"))
     n = sum(counts)
-    tok = token_rows("".join(bodies), 10) if n else []
+    joined = "".join(bodies)
+    fast = _gt_bytes(joined, n) if n else None
+    if fast is not None:
+        corners, names, cat, hard = fast
+        if any(_is_number(c) for c in names):
+            return None
+        img = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
+        start = np.cumsum([0, *counts[:-1]], dtype=np.int64)
+        lines = np.arange(n, dtype=np.int64) - np.repeat(start - np.asarray(first), counts)
+        return corners, names, cat, img, hard, lines
+    tok = token_rows(joined, 10) if n else []
     if tok is None:
         return None
     flags = tok[9::10]
@@ -228,6 +238,27 @@ def _gt_bulk(
     cat = np.fromiter(map(index.__getitem__, names), np.int64, n)
     hard = np.asarray(flags) == "1" if n else np.zeros(0, dtype=bool)
     return corners.reshape(n, 8), list(index), cat, img, hard, lines
+
+
+def _gt_bytes(body: str, n: int) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray] | None:
+    """The joined object lines (``n``, each ending in a newline) when they are plain to the
+    byte reader (ASCII, single spaces: :func:`~.bytetable.name_table` with the category as
+    the name column) and each flag is the one character ``0`` or ``1``: (corners, category
+    names, category of each row, difficult); None otherwise (the token reader then)."""
+    try:
+        data = body.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    table = name_table(data, 10, name_col=8)
+    if table is None or table[2].shape[0] != n:
+        return None
+    cat, names, values = table
+    buf = np.frombuffer(data, dtype=np.uint8)
+    nl = np.flatnonzero(buf == 10)
+    flag = buf[nl - 1]
+    if not (((flag == 48) | (flag == 49)) & (buf[nl - 2] == 32)).all():
+        return None  # a flag of more than one character ('00', '1.0', '+1')
+    return np.ascontiguousarray(values[:, :8]), names, cat, flag == 49
 
 
 def _gt_lines(rows: _GtRows, text: str, file: str, k: int) -> None:
@@ -267,6 +298,7 @@ def _gt_lines(rows: _GtRows, text: str, file: str, k: int) -> None:
 
 def load_dota_gt(path: str) -> Side:
     """A DOTA ``labelTxt`` folder (or one file) as a ground-truth side."""
+    roomy_malloc()
     base, files = _txt_files(path, "DOTA labelTxt files")
     single = not os.path.isdir(path)
     read_paths = [path if single else os.path.join(base, rel) for rel in files]
@@ -333,7 +365,7 @@ def _task1_table(text: str) -> tuple[np.ndarray, list[str], np.ndarray] | None:
     return codes.astype(np.int64), [str(u) for u in uniques], values
 
 
-_THREAD_BYTES = 1 << 21  # Task1 folders above this are parsed on several threads
+_PIECE = 0  # bytes of whole lines parsed at once (0: bytetable.CHUNK)
 
 
 class _PlainRows:
@@ -347,7 +379,7 @@ class _PlainRows:
         at = [0]
         for k, d in enumerate(datas):
             row = at[-1]
-            for s, e in line_spans(d):
+            for s, e in line_spans(d, _PIECE or None):
                 self.spans.append((k, d, s, e, row))
                 row += d.count(b"\n", s, e) + (d[e - 1 : e] != b"\n")  # its lines
             at.append(row)
@@ -370,24 +402,17 @@ class _PlainRows:
         return codes, names
 
     def parse(self) -> None:
-        """Every piece, on a few threads for large folders (the array operations release
-        the GIL; each piece writes its own rows): the same either way."""
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-        workers = min(4, cpus or os.cpu_count() or 1)
-        n = len(self.spans)
-        if workers < 2 or self.size < _THREAD_BYTES:
-            done = [self.piece(i) for i in range(n)]
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                done = list(pool.map(self.piece, range(n)))
-        for (k, *_), t in zip(self.spans, done, strict=True):
+        """Every piece, in order, on this thread. (Threads were tried: each thread's own
+        malloc arena gave its freed temporaries back to the system after every piece, so
+        the pages were faulted in again: 8x the page faults, slower on two cores.)"""
+        for i, (k, *_) in enumerate(self.spans):
             names = self.names[k]
-            if t is None or names is None:
-                self.names[k] = None
-            else:
-                names.append(t)
+            if names is not None:  # (a file already not plain: its other pieces skipped)
+                t = self.piece(i)
+                if t is None:
+                    self.names[k] = None
+                else:
+                    names.append(t)
 
 
 def name_table_piece(data: bytes | memoryview) -> Table | None:
@@ -454,6 +479,7 @@ def task1_files(path: str) -> list[tuple[str, str]]:
 
 def load_dota_task1(path: str) -> Side:
     """A folder of DOTA ``Task1_<class>.txt`` result files (or one file) as predictions."""
+    roomy_malloc()
     files = task1_files(path)
     if not files:
         raise InputError(path, None, "no Task1_<class>.txt files (expected DOTA task-1 results)")
