@@ -208,16 +208,25 @@ def _gt_bulk(
         counts.append(body.count("\n"))
     n = sum(counts)
     joined = "".join(bodies)
-    fast = _gt_bytes(joined, n) if n else None
-    if fast is not None:
-        corners, names, cat, hard = fast
-        if any(_is_number(c) for c in names):
+    rows: tuple[np.ndarray, list[str], np.ndarray, np.ndarray]
+    rows = (np.zeros((0, 8)), [], np.zeros(0, np.int64), np.zeros(0, bool))
+    if n:  # the byte reader, else the token reader (other whitespace, other characters)
+        read = _gt_bytes(joined, n) or _gt_tokens(joined, n)
+        if read is None:
             return None
-        img = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-        start = np.cumsum([0, *counts[:-1]], dtype=np.int64)
-        lines = np.arange(n, dtype=np.int64) - np.repeat(start - np.asarray(first), counts)
-        return corners, names, cat, img, hard, lines
-    tok = token_rows(joined, 10) if n else []
+        rows = read
+    corners, names, cat, hard = rows
+    if any(_is_number(c) for c in names):
+        return None
+    img = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
+    start = np.cumsum([0, *counts[:-1]], dtype=np.int64)
+    lines = np.arange(n, dtype=np.int64) - np.repeat(start - np.asarray(first), counts)
+    return corners, names, cat, img, hard, lines
+
+
+def _gt_tokens(body: str, n: int) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray] | None:
+    """:func:`_gt_bytes` by one split of the text (any whitespace, any characters)."""
+    tok = token_rows(body, 10)
     if tok is None:
         return None
     flags = tok[9::10]
@@ -225,19 +234,13 @@ def _gt_bulk(
         return None
     names = tok[8::10]
     index = {c: i for i, c in enumerate(dict.fromkeys(names))}
-    if any(_is_number(c) for c in index):
-        return None
     del tok[8::10]
     del tok[8::9]
-    corners = token_floats(tok)
-    if corners is None:
+    values = token_floats(tok)
+    if values is None:
         return None
-    img = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-    start = np.cumsum([0, *counts[:-1]], dtype=np.int64)
-    lines = np.arange(n, dtype=np.int64) - np.repeat(start - np.asarray(first), counts)
     cat = np.fromiter(map(index.__getitem__, names), np.int64, n)
-    hard = np.asarray(flags) == "1" if n else np.zeros(0, dtype=bool)
-    return corners.reshape(n, 8), list(index), cat, img, hard, lines
+    return values.reshape(n, 8), list(index), cat, np.asarray(flags) == "1"
 
 
 def _gt_bytes(body: str, n: int) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray] | None:
