@@ -209,3 +209,37 @@ def test_name_column_anywhere_and_many_runs() -> None:
     assert [found[c] for c in codes] == [r[2] for r in rows]
     want = np.array([[float(v) for k, v in enumerate(r) if k != 2] for r in rows])
     assert values.tobytes() == want.tobytes()
+
+
+_FAULTS = """
+import resource, sys
+import numpy as np
+from iou_cli.loaders import bytetable
+if sys.argv[1] == "roomy":
+    bytetable.roomy_malloc()
+    bytetable.roomy_malloc()  # once per process: the second call does nothing
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for k in range(1, 16):  # temporaries growing by 256 KiB (below numpy's huge-page size)
+    a = np.ones(k << 15)  # written (faulted in), then freed
+    del a
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(
+    __import__("platform").libc_ver()[0] != "glibc", reason="glibc malloc's mmap threshold"
+)
+def test_roomy_malloc_keeps_freed_temporaries() -> None:
+    """After ``roomy_malloc`` freed temporaries of a few MiB are reused from the heap, not
+    mapped and faulted in again each (a fresh process each way: malloc's state starts
+    known; without it each temporary, larger than the last one freed, is a new mapping)."""
+    import subprocess
+    import sys
+
+    def faults(mode: str) -> int:
+        run = [sys.executable, "-c", _FAULTS, mode]
+        return int(subprocess.run(run, capture_output=True, text=True, check=True).stdout)
+
+    plain, roomy = faults("plain"), faults("roomy")
+    assert plain > 120 * 64  # each temporary faulted in anew (k * 64 pages of 4 KiB)
+    assert roomy < plain / 3
