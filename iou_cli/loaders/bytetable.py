@@ -26,27 +26,29 @@ _MAX_DIGITS = 15  # 10**15 - 1 < 2**53: the mantissa is exact
 _NAME_WIDTH = 64  # longer names: not plain here (the readers take them)
 
 
-def _names(
-    buf: npt.NDArray[np.uint8], starts: IntArray, lens: IntArray
-) -> tuple[IntArray, list[str]] | None:
-    """Codes (first appearance order) and the names of the first column's tokens."""
+def _names(padded: bytes, starts: IntArray, lens: IntArray) -> tuple[IntArray, list[str]] | None:
+    """Codes (first appearance order) and the names of one column's tokens (``padded``:
+    the text and 8 zero bytes after it). Each name is read as 64-bit little-endian words
+    (8 characters a word, the bytes past its end masked off: no name holds a zero byte,
+    so equal words are equal names)."""
     n = starts.shape[0]
     w = int(lens.max())
     if w > _NAME_WIDTH:
         return None
-    mat = np.zeros((n, w), dtype=np.uint8)
-    for k in range(w):
-        inside = lens > k
-        mat[inside, k] = buf[starts[inside] + k]
+    view = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    keys = np.empty((n, (w + 7) // 8), dtype=np.uint64)
+    for j in range(keys.shape[1]):
+        rest = np.minimum(np.maximum(lens - 8 * j, 0), 8)
+        keys[:, j] = view[np.minimum(starts + 8 * j, len(padded) - 8)] & _MASKS[rest]
     # runs of equal names (files are usually written image by image): one name per run
     same = np.zeros(n, dtype=bool)
-    same[1:] = (mat[1:] == mat[:-1]).all(axis=1)
+    same[1:] = (keys[1:] == keys[:-1]).all(axis=1)
     heads = np.flatnonzero(~same)
     if heads.shape[0] > max(_RUNS, n // 4):  # mixed names (a class column): by sorting
-        return _distinct_names(mat, lens)
+        return _distinct_names(keys, lens)
     index: dict[str, int] = {}
     head_codes = np.fromiter(
-        (index.setdefault(mat[h, : lens[h]].tobytes().decode("ascii"), len(index)) for h in heads),
+        (index.setdefault(_text(keys[h], lens[h]), len(index)) for h in heads),
         np.int64,
         heads.shape[0],
     )
@@ -54,19 +56,19 @@ def _names(
     return codes, list(index)
 
 
+def _text(key: npt.NDArray[np.uint64], length: np.int64) -> str:
+    """The name held by one row of :func:`_names`' words."""
+    return key.tobytes()[: int(length)].decode("ascii")
+
+
 _RUNS = 256  # more runs of equal names than this: names found by sorting instead
 
 
-def _distinct_names(mat: npt.NDArray[np.uint8], lens: IntArray) -> tuple[IntArray, list[str]]:
-    """:func:`_names` by one sort of the zero-padded names read as 64-bit words (no name
-    holds a zero byte, so equal words are equal names): codes in first-appearance order."""
-    n, w = mat.shape
-    k = (w + 7) // 8
-    padded = np.zeros((n, 8 * k), dtype=np.uint8)
-    padded[:, :w] = mat
-    words = padded.view("<u8")  # (n, k)
-    order = np.lexsort(words.T[::-1])  # stable: the first of equal names comes first
-    sw = words[order]
+def _distinct_names(keys: npt.NDArray[np.uint64], lens: IntArray) -> tuple[IntArray, list[str]]:
+    """:func:`_names` by one sort of the names' words: codes in first-appearance order."""
+    n = keys.shape[0]
+    order = np.lexsort(keys.T[::-1])  # stable: the first of equal names comes first
+    sw = keys[order]
     new = np.ones(n, dtype=bool)
     new[1:] = (sw[1:] != sw[:-1]).any(axis=1)
     group = np.cumsum(new) - 1
@@ -76,8 +78,7 @@ def _distinct_names(mat: npt.NDArray[np.uint8], lens: IntArray) -> tuple[IntArra
     code[rank] = np.arange(rank.shape[0], dtype=np.int64)
     codes = np.empty(n, dtype=np.int64)
     codes[order] = code[group]
-    names = [mat[first[r], : lens[first[r]]].tobytes().decode("ascii") for r in rank]
-    return codes, names
+    return codes, [_text(keys[first[r]], lens[first[r]]) for r in rank]
 
 
 _U = np.uint64
@@ -132,13 +133,21 @@ def _short(data: bytes | memoryview, body: IntArray, m: IntArray) -> tuple[Float
 
 
 def _numbers(
-    buf: npt.NDArray[np.uint8], data: bytes | memoryview, starts: IntArray, lens: IntArray
+    buf: npt.NDArray[np.uint8],
+    data: bytes | memoryview,
+    starts: IntArray,
+    lens: IntArray,
+    padded: bytes | None = None,
 ) -> FloatArray | None:
     """``float()`` of each token (see the module docstring), or None if one is not a finite
     number: short tokens a word at a time (:func:`_short`), the others by :func:`_longer`."""
     first = buf[starts]
     sign = ((first == 45) | (first == 43)).astype(np.int64)  # '-' or '+'
-    val, read = _short(data, starts + sign, lens - sign)
+    # 8 zero bytes after the text (``padded``, when the caller has it): the last tokens
+    # are read a word at a time too (the bytes after a token are masked off)
+    if padded is None:
+        padded = bytes(data) + bytes(8)
+    val, read = _short(padded, starts + sign, lens - sign)
     out = np.where(first == 45, -val, val)
     left = np.flatnonzero(~read)
     if left.size:
@@ -306,7 +315,8 @@ def chunk_table(data: bytes | memoryview, ncols: int, name_col: int = 0) -> Tabl
     flat[1:] = seps[:-1] + 1
     lens = (seps - flat).reshape(lines, ncols)
     starts = flat.reshape(lines, ncols)
-    named = _names(buf, starts[:, name_col], lens[:, name_col])
+    padded = bytes(data) + bytes(8)  # (one copy of the piece: words read past its end)
+    named = _names(padded, starts[:, name_col], lens[:, name_col])
     if named is None:
         return None
     if name_col:
@@ -314,7 +324,7 @@ def chunk_table(data: bytes | memoryview, ncols: int, name_col: int = 0) -> Tabl
         starts, lens = starts[:, cols], lens[:, cols]
     else:
         starts, lens = starts[:, 1:], lens[:, 1:]
-    values = _numbers(buf, data, starts.ravel(), lens.ravel())
+    values = _numbers(buf, data, starts.ravel(), lens.ravel(), padded)
     if values is None:
         return None
     return named[0], named[1], values.reshape(lines, ncols - 1)
