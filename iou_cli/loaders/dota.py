@@ -368,7 +368,7 @@ def _task1_table(text: str) -> tuple[np.ndarray, list[str], np.ndarray] | None:
     return codes.astype(np.int64), [str(u) for u in uniques], values
 
 
-_PIECE = 0  # bytes of whole lines parsed at once (0: bytetable.CHUNK)
+_PIECE = 1 << 18  # bytes of whole lines parsed at once (temporaries of about 2 MiB)
 
 
 class _PlainRows:
