@@ -1,5 +1,6 @@
-"""Plain whitespace tables parsed from bytes with array operations: one name column, then
-decimal numbers (DOTA's Task1 result files: 300k lines of ``image score x1 y1 ... y4``).
+"""Plain whitespace tables parsed from bytes with array operations: one name column, the
+others decimal numbers (DOTA's Task1 result files: 300k lines of ``image score x1 y1 ...
+y4``; its labelTxt files: ``x1 y1 ... y4 category difficult``).
 
 Python's ``float()`` costs ~100 ns a token and pandas' C reader ~0.2 s to import; here a
 number is its digits gathered column by column from the byte buffer. Exactness: a token of
