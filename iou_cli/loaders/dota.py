@@ -107,7 +107,9 @@ def _is_number(s: str) -> bool:
 
 
 def _quad_notes(corners: np.ndarray, path: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Areas and axis-aligned hulls of the quads, and the warning for non-convex ones."""
+    """Areas and axis-aligned hulls of the quads, and the warning for non-convex ones. The
+    arrays are the geometry's own, read-only (shared with the matching, not copied: a
+    writer copies first, and one that did not would fail loudly, never change them)."""
     _, bad, area, box = convex_geometry(corners.reshape(-1, 4, 2))
     notes = []
     if bad.any():
@@ -115,7 +117,7 @@ def _quad_notes(corners: np.ndarray, path: str) -> tuple[np.ndarray, np.ndarray,
             f"{path}: {int(bad.sum())} quadrilateral(s) are not convex (a dent or crossed "
             "edges); IoU uses their convex hull"
         )
-    return area.copy(), box.copy(), notes
+    return area, box, notes
 
 
 def _side(
