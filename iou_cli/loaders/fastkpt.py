@@ -107,7 +107,12 @@ def kpt_columns(
     if spans is None:
         return None
     cap = len(data) // 2 + 1
-    out = alloc(cap) if alloc is not None else np.empty(cap, dtype=np.float64)
+    out: FloatArray | None
+    try:  # (virtual memory: only the pages written are taken)
+        out = alloc(cap) if alloc is not None else np.empty(cap, dtype=np.float64)
+    except MemoryError:  # no room for the bound: each piece's numbers apart, joined once
+        out = None
+    chunks: list[FloatArray] = []
     dec = _decoder()
     view = memoryview(data)
     buf = bytearray(PIECE + (1 << 16))
@@ -132,7 +137,11 @@ def kpt_columns(
         if m == 0 or m % 3 or set(map(len, kps)) != {m}:
             return None
         k = len(recs) * m
-        out[at : at + k] = np.fromiter(chain.from_iterable(kps), np.float64, k)
+        flat = np.fromiter(chain.from_iterable(kps), np.float64, k)
+        if out is not None:
+            out[at : at + k] = flat
+        else:
+            chunks.append(flat)
         at += k
         cols = id_score_columns(recs)
         if cols is None:
@@ -142,7 +151,7 @@ def kpt_columns(
         del recs, kps
     n = len(boxes)
     image_id, category_id, score = (np.concatenate(c) for c in zip(*parts, strict=True))
-    kp = out[:at].reshape(n, m // 3, 3)
+    kp = (out[:at] if out is not None else np.concatenate(chunks)).reshape(n, m // 3, 3)
     has = [b is not None for b in boxes]
     if any(has) and not all(has):
         return None

@@ -409,3 +409,19 @@ def test_a_file_read_in_parts_or_pages_is_in_the_read_set(
         raw, cols = fastcoco.read_path(str(path), jobs, "keypoints")
         assert raw == b"" and cols is not None
         assert rs.paths() == [str(path)]
+
+
+def test_no_room_for_the_bound_joins_the_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flat array is sized by a bound (half the bytes); where that much virtual memory
+    cannot be had, each piece's numbers are kept apart and joined once: the same columns."""
+    monkeypatch.setattr(fastkpt, "PIECE", 2000)
+    data = _kpt_file(120, seed=4)
+    want = fastcoco.read_results(data, 1, field="keypoints")
+
+    def no_room(size: int) -> Any:
+        raise MemoryError
+
+    got = fastkpt.kpt_columns(data, no_room)
+    assert got is not None and want is not None
+    for key in KEYS:
+        assert got[key].tobytes() == want[key].tobytes(), key
