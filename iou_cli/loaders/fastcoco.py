@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import re
 from functools import cache
 from itertools import chain
 from operator import attrgetter
@@ -29,7 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..workers import end_workers, fork_workers
-from .fastkpt import id_score_columns, kpt_columns, same_kind
+from .fastkpt import BOUNDARY as _BOUNDARY
+from .fastkpt import id_score_columns, kpt_columns, same_kind, split_range
 from .filesource import FileSource, big_buffer
 from .sharedcols import SharedColumns as _Shared
 
@@ -247,23 +247,19 @@ def _split(data: bytes, chunk: int) -> list[tuple[int, int]]:
     """Slices of about ``chunk`` bytes between the list's brackets (see :class:`Pending`);
     empty when ``data`` is not one top-level list."""
     span = _list_range(data)
-    return [] if span is None else _split_range(data, *span, chunk)
-
-
-def _split_range(data: bytes, pos: int, end: int, chunk: int) -> list[tuple[int, int]]:
-    """:func:`_split` of the records from ``pos`` (a record's start) to ``end``."""
-    slices: list[tuple[int, int]] = []
-    while True:
-        m = _BOUNDARY.search(data, pos + chunk, end) if end - pos > chunk else None
-        stop = m.start() + 1 if m is not None else end
-        slices.append((pos, stop))
-        if m is None:
-            return slices
-        pos = m.end() - 1  # at the next record's "{"
+    return [] if span is None else split_range(data, *span, chunk)
 
 
 _SHARED_FIELDS = ("bbox", "obb", "keypoints")  # columns sent back in shared memory
 _GT_COST = 3.5  # a ground-truth byte takes ~3.5x the CPU of a keypoint result byte (measured)
+
+
+def _share_sizes(total: int, jobs: int, gt_bytes: int) -> tuple[int, list[float]]:
+    """``(own, sizes)``: this process's part of ``total`` bytes of keypoint records (the last
+    one, 0 when the ground truth alone takes as long as a worker's part) and every part's
+    size, the ``jobs - 1`` workers' first."""
+    own = int(max(0, total - (jobs - 1) * _GT_COST * gt_bytes) // jobs)
+    return own, [(total - own) / (jobs - 1)] * (jobs - 1) + ([own] if own else [])
 
 
 def _shares(
@@ -280,8 +276,7 @@ def _shares(
         return [], [], []
     pos, end = span
     total = end - pos
-    own = int(max(0, total - (jobs - 1) * _GT_COST * gt_bytes) // jobs)
-    sizes = [(total - own) / (jobs - 1)] * (jobs - 1) + ([own] if own else [])
+    own, sizes = _share_sizes(total, jobs, gt_bytes)
     regions: list[tuple[int, int]] = []
     at = float(pos)
     for size in sizes[:-1]:
@@ -295,7 +290,7 @@ def _shares(
     slices: list[tuple[int, int]] = []
     parts: list[list[int]] = []
     for a, b in regions:
-        got = _split_range(data, a, b, _CHUNK)
+        got = split_range(data, a, b, _CHUNK)
         parts.append(list(range(len(slices), len(slices) + len(got))))
         slices += got
     if own and len(regions) == len(sizes):
@@ -362,9 +357,6 @@ def _decode_share(w: int, send: Any) -> None:
 
 _CHUNK = 1 << 26  # bytes of JSON decoded at once (64 MiB: ~700k records)
 _MIN_RECORD = 40  # bytes: no record of the four required keys is shorter (57 and up)
-
-
-_BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 
 def _columns(
@@ -491,8 +483,7 @@ def _file_source(path: str, size: int, jobs: int, gt_bytes: int) -> FileSource |
                 return None
             pos, end = start + 1, tail_at + len(t) - 1
             total = end - pos
-            own = int(max(0, total - (jobs - 1) * _GT_COST * gt_bytes) // jobs)
-            sizes = [(total - own) / (jobs - 1)] * (jobs - 1) + ([own] if own else [])
+            own, sizes = _share_sizes(total, jobs, gt_bytes)
             regions: list[tuple[int, int]] = []
             at = float(pos)
             for part in sizes[:-1]:

@@ -63,7 +63,12 @@ def pieces(data: bytes | memoryview, size: int | None = None) -> list[tuple[int,
     tail = _TAIL.search(data, max(0, len(data) - 4096))
     if head is None or tail is None or tail.start() < head.end():
         return None
-    pos, end = head.end(), tail.start()
+    return split_range(data, head.end(), tail.start(), size)
+
+
+def split_range(data: bytes | memoryview, pos: int, end: int, size: int) -> list[tuple[int, int]]:
+    """Byte ranges of about ``size`` bytes of the whole records from ``pos`` (a record's
+    start) to ``end``, each cut at a ``},{`` (the comma left out)."""
     out: list[tuple[int, int]] = []
     while True:
         m = BOUNDARY.search(data, pos + size, end) if end - pos > size else None
