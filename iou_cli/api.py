@@ -321,9 +321,10 @@ def evaluate_dataset(ds: Dataset, options: RunOptions | None = None, **keywords:
     try:
         jobs = run.load.jobs
         if jobs != 1:  # (one process needs none of the multiprocessing machinery imported)
-            from .state.jobs import resolve_jobs
+            from .state.jobs import resolve_jobs, split_pays
 
             jobs = resolve_jobs(jobs)
+            jobs = jobs if split_pays(ds, run.protocol) else 1
         if jobs != 1:
             from .state.jobs import parallel_result
 

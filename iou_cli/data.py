@@ -9,7 +9,7 @@ category name (any mix of formats).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -346,8 +346,8 @@ def align(pred: Side, gt: Side, *, unknown: str = "error") -> Dataset:
         gt_img = {s: i for i, s in enumerate(gt.images.stems)}
         pred_img_keys = list(pred.images.stems)
     else:
-        gt_img = {norm_id(k): i for i, k in enumerate(gt.images.keys)}
-        pred_img_keys = [norm_id(k) for k in pred.images.keys]
+        gt_img = {k: i for i, k in enumerate(norm_ids(gt.images.keys))}
+        pred_img_keys = norm_ids(pred.images.keys)
     img_map = np.array([gt_img.get(k, -1) for k in pred_img_keys], dtype=np.int64)
 
     by_name = all(n is not None for n in gt.categories.names) and all(
@@ -481,6 +481,14 @@ def _open_classes(
     cats = Categories([None] * len(merged), list(merged))
     new_map = np.array([pos.get(str(k), -1) for k in pred_keys], dtype=np.int64)
     return replace(gt, boxes=boxes, categories=cats), new_map
+
+
+def norm_ids(keys: Iterable[Hashable]) -> list[Hashable]:
+    """``[norm_id(k) for k in keys]``; plain ints (the usual ids) are already normal."""
+    keys = list(keys)
+    if all(type(k) is int for k in keys):
+        return keys
+    return [norm_id(k) for k in keys]
 
 
 def norm_id(key: Hashable) -> Hashable:

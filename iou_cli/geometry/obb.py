@@ -248,8 +248,7 @@ def convex_geometry(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray, FloatA
             same_memory = frozen and seen.ctypes.data == src.ctypes.data
             if (same_memory and seen.strides == src.strides) or np.array_equal(seen, src):
                 return q, bad, area, box
-    q, bad, area, xy = _convex(src, copy=not frozen)
-    box = aabb(q, xy)
+    q, bad, area, box = _convex_blocks(src, copy=not frozen)
     for arr in (q, bad, area, box):
         if arr.flags.writeable:
             arr.setflags(write=False)
@@ -257,6 +256,35 @@ def convex_geometry(quads: npt.ArrayLike) -> tuple[FloatArray, BoolArray, FloatA
         _MEMO.insert(0, (src if frozen else src.copy(), q, bad, area, box))
         del _MEMO[2:]
     return q, bad, area, box
+
+
+_GEO_BLOCK = 1 << 14  # quads made convex at once: each temporary 128 KiB, reused
+
+
+def _convex_blocks(
+    src: FloatArray, *, copy: bool
+) -> tuple[FloatArray, BoolArray, FloatArray, FloatArray]:
+    """:func:`_convex` and :func:`aabb` a block of quads at a time (every value is computed
+    row by row, so the same bits as in one call): the temporaries stay small and warm
+    instead of a dozen fresh arrays of every row. ``copy=False``: quads that need no
+    change come back as ``src`` itself."""
+    n = src.shape[0]
+    if n <= _GEO_BLOCK:
+        q, bad, area, xy = _convex(src, copy)
+        return q, bad, area, aabb(q, xy)
+    bad = np.empty(n, dtype=bool)
+    area = np.empty(n, dtype=np.float64)
+    box = np.empty((n, 4), dtype=np.float64)
+    out = np.array(src, copy=True) if copy else None
+    for s in range(0, n, _GEO_BLOCK):
+        part = src[s : s + _GEO_BLOCK]
+        qb, bad[s : s + _GEO_BLOCK], area[s : s + _GEO_BLOCK], xy = _convex(part, False)
+        box[s : s + _GEO_BLOCK] = aabb(qb, xy)
+        if qb is not part and out is None:  # a hull or a turn: the quads are copied
+            out = np.array(src, copy=True)
+        if out is not None:
+            out[s : s + _GEO_BLOCK] = qb
+    return (src if out is None else out), bad, area, box
 
 
 def _next(c: FloatArray, last: IntArray) -> FloatArray:

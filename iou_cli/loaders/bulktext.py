@@ -1,8 +1,8 @@
 """Whitespace-separated text tables read in bulk (one split of the whole text, one float
-conversion over all the tokens): the fast path of line-oriented formats (DOTA's labelTxt
-files: 458 small files in one pass; Task1 files, large, go through pandas' C reader, which
-measured twice as fast as this even counting its import). Each function answers None where the text is not plain, so that the format's
-line reader, which locates every error, takes over: the fast path never decides an error."""
+conversion over all the tokens): a fast path of line-oriented formats (DOTA's labelTxt files
+when the byte reader, ``bytetable``, does not take them: tabs, runs of spaces, non-ASCII).
+Each function answers None where the text is not plain, so that the format's line reader,
+which locates every error, takes over: the fast path never decides an error."""
 
 from __future__ import annotations
 

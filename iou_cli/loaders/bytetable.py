@@ -1,5 +1,6 @@
-"""Plain whitespace tables parsed from bytes with array operations: one name column, then
-decimal numbers (DOTA's Task1 result files: 300k lines of ``image score x1 y1 ... y4``).
+"""Plain whitespace tables parsed from bytes with array operations: one name column, the
+others decimal numbers (DOTA's Task1 result files: 300k lines of ``image score x1 y1 ...
+y4``; its labelTxt files: ``x1 y1 ... y4 category difficult``).
 
 Python's ``float()`` costs ~100 ns a token and pandas' C reader ~0.2 s to import; here a
 number is its digits gathered column by column from the byte buffer. Exactness: a token of
@@ -26,30 +27,59 @@ _MAX_DIGITS = 15  # 10**15 - 1 < 2**53: the mantissa is exact
 _NAME_WIDTH = 64  # longer names: not plain here (the readers take them)
 
 
-def _names(
-    buf: npt.NDArray[np.uint8], starts: IntArray, lens: IntArray
-) -> tuple[IntArray, list[str]] | None:
-    """Codes (first appearance order) and the names of the first column's tokens."""
+def _names(padded: bytes, starts: IntArray, lens: IntArray) -> tuple[IntArray, list[str]] | None:
+    """Codes (first appearance order) and the names of one column's tokens (``padded``:
+    the text and 8 zero bytes after it). Each name is read as 64-bit little-endian words
+    (8 characters a word, the bytes past its end masked off: no name holds a zero byte,
+    so equal words are equal names)."""
     n = starts.shape[0]
     w = int(lens.max())
     if w > _NAME_WIDTH:
         return None
-    mat = np.zeros((n, w), dtype=np.uint8)
-    for k in range(w):
-        inside = lens > k
-        mat[inside, k] = buf[starts[inside] + k]
+    view = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    keys = np.empty((n, (w + 7) // 8), dtype=np.uint64)
+    for j in range(keys.shape[1]):
+        rest = np.minimum(np.maximum(lens - 8 * j, 0), 8)
+        keys[:, j] = view[np.minimum(starts + 8 * j, len(padded) - 8)] & _MASKS[rest]
     # runs of equal names (files are usually written image by image): one name per run
     same = np.zeros(n, dtype=bool)
-    same[1:] = (mat[1:] == mat[:-1]).all(axis=1)
+    same[1:] = (keys[1:] == keys[:-1]).all(axis=1)
     heads = np.flatnonzero(~same)
+    if heads.shape[0] > max(_RUNS, n // 4):  # mixed names (a class column): by sorting
+        return _distinct_names(keys, lens)
     index: dict[str, int] = {}
     head_codes = np.fromiter(
-        (index.setdefault(mat[h, : lens[h]].tobytes().decode("ascii"), len(index)) for h in heads),
+        (index.setdefault(_text(keys[h], lens[h]), len(index)) for h in heads),
         np.int64,
         heads.shape[0],
     )
     codes = np.repeat(head_codes, np.diff(np.r_[heads, n]))
     return codes, list(index)
+
+
+def _text(key: npt.NDArray[np.uint64], length: np.int64) -> str:
+    """The name held by one row of :func:`_names`' words."""
+    return key.tobytes()[: int(length)].decode("ascii")
+
+
+_RUNS = 256  # more runs of equal names than this: names found by sorting instead
+
+
+def _distinct_names(keys: npt.NDArray[np.uint64], lens: IntArray) -> tuple[IntArray, list[str]]:
+    """:func:`_names` by one sort of the names' words: codes in first-appearance order."""
+    n = keys.shape[0]
+    order = np.lexsort(keys.T[::-1])  # stable: the first of equal names comes first
+    sw = keys[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = (sw[1:] != sw[:-1]).any(axis=1)
+    group = np.cumsum(new) - 1
+    first = order[new]  # each distinct name's first row
+    rank = np.argsort(first)  # the distinct names in first-appearance order
+    code = np.empty(rank.shape[0], dtype=np.int64)
+    code[rank] = np.arange(rank.shape[0], dtype=np.int64)
+    codes = np.empty(n, dtype=np.int64)
+    codes[order] = code[group]
+    return codes, [_text(keys[first[r]], lens[first[r]]) for r in rank]
 
 
 _U = np.uint64
@@ -63,7 +93,7 @@ _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)  # lo
 _SHIFTS = np.array([8 * (8 - i) for i in range(9)], dtype=np.uint64)  # left-pad to 8 digits
 
 
-def _short(data: bytes, body: IntArray, m: IntArray) -> tuple[FloatArray, BoolArray]:
+def _short(data: bytes | memoryview, body: IntArray, m: IntArray) -> tuple[FloatArray, BoolArray]:
     """Tokens of 1 to 8 characters after the sign, each read as one little-endian 64-bit
     word (SWAR, SIMD within a register): (unsigned values, which tokens were read); a
     token with anything but digits and at most one dot is left to the caller.
@@ -104,13 +134,21 @@ def _short(data: bytes, body: IntArray, m: IntArray) -> tuple[FloatArray, BoolAr
 
 
 def _numbers(
-    buf: npt.NDArray[np.uint8], data: bytes, starts: IntArray, lens: IntArray
+    buf: npt.NDArray[np.uint8],
+    data: bytes | memoryview,
+    starts: IntArray,
+    lens: IntArray,
+    padded: bytes | None = None,
 ) -> FloatArray | None:
     """``float()`` of each token (see the module docstring), or None if one is not a finite
     number: short tokens a word at a time (:func:`_short`), the others by :func:`_longer`."""
     first = buf[starts]
     sign = ((first == 45) | (first == 43)).astype(np.int64)  # '-' or '+'
-    val, read = _short(data, starts + sign, lens - sign)
+    # 8 zero bytes after the text (``padded``, when the caller has it): the last tokens
+    # are read a word at a time too (the bytes after a token are masked off)
+    if padded is None:
+        padded = bytes(data) + bytes(8)
+    val, read = _short(padded, starts + sign, lens - sign)
     out = np.where(first == 45, -val, val)
     left = np.flatnonzero(~read)
     if left.size:
@@ -122,7 +160,7 @@ def _numbers(
 
 
 def _longer(
-    buf: npt.NDArray[np.uint8], data: bytes, starts: IntArray, lens: IntArray
+    buf: npt.NDArray[np.uint8], data: bytes | memoryview, starts: IntArray, lens: IntArray
 ) -> FloatArray | None:
     """:func:`_numbers` one digit position at a time over groups of one length and dot
     offset (tokens of up to 15 digits), ``float()`` for anything else."""
@@ -178,22 +216,49 @@ def _longer(
     return out
 
 
+_ROOMY: list[bool] = []
+ROOMY_BYTES = 16 << 20
+
+
+def roomy_malloc() -> None:
+    """Once per process: let the C allocator keep the array temporaries it frees. glibc's
+    malloc serves a block above its mmap threshold (128 KiB at start) with a fresh mapping,
+    faulted in page by page and unmapped again on free, so every temporary of a few MB
+    costs its page faults anew (half the reading time on a 300k-line Task1 folder).
+    Freeing such a block raises the threshold to its size (malloc's own dynamic rule): one
+    16 MiB block, allocated and freed untouched (no page is faulted in), puts smaller
+    blocks on the heap, where freed memory is reused. Elsewhere (other allocators) this
+    is one allocation and its free: harmless."""
+    if not _ROOMY:
+        _ROOMY.append(True)
+        block = np.empty(ROOMY_BYTES, dtype=np.uint8)
+        del block
+
+
 Table = tuple[IntArray, list[str], FloatArray]
 CHUNK = 1 << 17  # bytes of whole lines parsed at once: temporaries stay small (in cache,
 # and below the sizes malloc maps and unmaps afresh: 1 MB pieces faulted 5x the pages)
 
 
-def line_chunks(data: bytes, size: int = CHUNK) -> list[bytes]:
-    """``data`` cut after a newline about every ``size`` bytes (whole lines per piece)."""
+def line_spans(data: bytes, size: int | None = None) -> list[tuple[int, int]]:
+    """``(start, end)`` of pieces of ``data`` cut after a newline about every ``size``
+    bytes (default :data:`CHUNK`; whole lines per piece; no empty piece unless ``data`` is
+    empty)."""
+    size = CHUNK if size is None else size
     out, at = [], 0
     while len(data) - at > size:
         end = data.find(b"\n", at + size)
-        if end < 0:
+        if end < 0 or end + 1 == len(data):
             break
-        out.append(data[at : end + 1])
+        out.append((at, end + 1))
         at = end + 1
-    out.append(data[at:])
+    out.append((at, len(data)))
     return out
+
+
+def line_chunks(data: bytes, size: int | None = None) -> list[bytes]:
+    """``data`` cut after a newline about every ``size`` bytes (:func:`line_spans`)."""
+    return [data[s:e] for s, e in line_spans(data, size)]
 
 
 def join_tables(parts: list[Table | None]) -> Table | None:
@@ -212,34 +277,38 @@ def join_tables(parts: list[Table | None]) -> Table | None:
     return np.concatenate(codes), list(index), np.concatenate([v for _, _, v in done])
 
 
-def name_table(data: bytes, ncols: int) -> Table | None:
+def name_table(data: bytes, ncols: int, name_col: int = 0) -> Table | None:
     """A plain table of ``ncols`` tokens a line, a name then numbers: (name codes in first
     appearance order, the names, the ``(lines, ncols - 1)`` numbers as ``float()`` reads
     them); None where the text is not plain or a number is not a finite number. Large
-    texts are read a piece of whole lines at a time (:func:`line_chunks`)."""
+    texts are read a piece of whole lines at a time (:func:`line_chunks`). ``name_col``:
+    the name's column (the numbers are the other columns, in their order)."""
     pieces = line_chunks(data)
     if len(pieces) > 1:
-        return join_tables([chunk_table(p, ncols) for p in pieces])
-    return chunk_table(data, ncols)
+        return join_tables([chunk_table(p, ncols, name_col) for p in pieces])
+    return chunk_table(data, ncols, name_col)
 
 
-def chunk_table(data: bytes, ncols: int) -> Table | None:
+def chunk_table(data: bytes | memoryview, ncols: int, name_col: int = 0) -> Table | None:
     """:func:`name_table` of one piece."""
     if not data:
         return None
     buf = np.frombuffer(data, dtype=np.uint8)
     if buf[-1] != 10:
-        data += b"\n"
+        data = bytes(data) + b"\n"
         buf = np.frombuffer(data, dtype=np.uint8)
-    low = buf <= 32
-    if (buf >= 127).any() or (low & (buf != 32) & (buf != 10)).any():
+    if buf.max() >= 127:
         return None
-    seps = np.flatnonzero(low)
+    seps = np.flatnonzero(buf <= 32)
+    sep = buf[seps]
+    newline = sep == 10
+    if (~newline & (sep != 32)).any():
+        return None  # a control character, a tab, a carriage return
     n_tok = seps.shape[0]
     if n_tok % ncols or seps[0] == 0 or (np.diff(seps) < 2).any():
         return None  # a leading space, a blank line or a double space: not plain
     lines = n_tok // ncols
-    newline = (buf[seps] == 10).reshape(lines, ncols)
+    newline = newline.reshape(lines, ncols)
     if not newline[:, -1].all() or newline[:, :-1].any():
         return None
     flat = np.empty(n_tok, dtype=np.int64)
@@ -247,10 +316,16 @@ def chunk_table(data: bytes, ncols: int) -> Table | None:
     flat[1:] = seps[:-1] + 1
     lens = (seps - flat).reshape(lines, ncols)
     starts = flat.reshape(lines, ncols)
-    named = _names(buf, starts[:, 0], lens[:, 0])
+    padded = bytes(data) + bytes(8)  # (one copy of the piece: words read past its end)
+    named = _names(padded, starts[:, name_col], lens[:, name_col])
     if named is None:
         return None
-    values = _numbers(buf, data, starts[:, 1:].ravel(), lens[:, 1:].ravel())
+    if name_col:
+        cols = [c for c in range(ncols) if c != name_col]
+        starts, lens = starts[:, cols], lens[:, cols]
+    else:
+        starts, lens = starts[:, 1:], lens[:, 1:]
+    values = _numbers(buf, data, starts.ravel(), lens.ravel(), padded)
     if values is None:
         return None
     return named[0], named[1], values.reshape(lines, ncols - 1)

@@ -27,7 +27,7 @@ from ..errors import InputError
 from ..geometry.obb import convex_geometry
 from ..options import LoadOptions
 from .bulktext import token_rows
-from .bytetable import Table, chunk_table, line_chunks, token_floats
+from .bytetable import Table, chunk_table, line_spans, name_table, roomy_malloc, token_floats
 from .files import decode_text, is_readable_member, read_input, read_text
 
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
@@ -107,7 +107,9 @@ def _is_number(s: str) -> bool:
 
 
 def _quad_notes(corners: np.ndarray, path: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Areas and axis-aligned hulls of the quads, and the warning for non-convex ones."""
+    """Areas and axis-aligned hulls of the quads, and the warning for non-convex ones. The
+    arrays are the geometry's own, read-only (shared with the matching, not copied: a
+    writer copies first, and one that did not would fail loudly, never change them)."""
     _, bad, area, box = convex_geometry(corners.reshape(-1, 4, 2))
     notes = []
     if bad.any():
@@ -115,7 +117,7 @@ def _quad_notes(corners: np.ndarray, path: str) -> tuple[np.ndarray, np.ndarray,
             f"{path}: {int(bad.sum())} quadrilateral(s) are not convex (a dent or crossed "
             "edges); IoU uses their convex hull"
         )
-    return area.copy(), box.copy(), notes
+    return area, box, notes
 
 
 def _side(
@@ -207,7 +209,26 @@ def _gt_bulk(
         first.append(skip + 1)
         counts.append(body.count("\n"))
     n = sum(counts)
-    tok = token_rows("".join(bodies), 10) if n else []
+    joined = "".join(bodies)
+    rows: tuple[np.ndarray, list[str], np.ndarray, np.ndarray]
+    rows = (np.zeros((0, 8)), [], np.zeros(0, np.int64), np.zeros(0, bool))
+    if n:  # the byte reader, else the token reader (other whitespace, other characters)
+        read = _gt_bytes(joined, n) or _gt_tokens(joined, n)
+        if read is None:
+            return None
+        rows = read
+    corners, names, cat, hard = rows
+    if any(_is_number(c) for c in names):
+        return None
+    img = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
+    start = np.cumsum([0, *counts[:-1]], dtype=np.int64)
+    lines = np.arange(n, dtype=np.int64) - np.repeat(start - np.asarray(first), counts)
+    return corners, names, cat, img, hard, lines
+
+
+def _gt_tokens(body: str, n: int) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray] | None:
+    """:func:`_gt_bytes` by one split of the text (any whitespace, any characters)."""
+    tok = token_rows(body, 10)
     if tok is None:
         return None
     flags = tok[9::10]
@@ -215,19 +236,34 @@ def _gt_bulk(
         return None
     names = tok[8::10]
     index = {c: i for i, c in enumerate(dict.fromkeys(names))}
-    if any(_is_number(c) for c in index):
-        return None
     del tok[8::10]
     del tok[8::9]
-    corners = token_floats(tok)
-    if corners is None:
+    values = token_floats(tok)
+    if values is None:
         return None
-    img = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-    start = np.cumsum([0, *counts[:-1]], dtype=np.int64)
-    lines = np.arange(n, dtype=np.int64) - np.repeat(start - np.asarray(first), counts)
     cat = np.fromiter(map(index.__getitem__, names), np.int64, n)
-    hard = np.asarray(flags) == "1" if n else np.zeros(0, dtype=bool)
-    return corners.reshape(n, 8), list(index), cat, img, hard, lines
+    return values.reshape(n, 8), list(index), cat, np.asarray(flags) == "1"
+
+
+def _gt_bytes(body: str, n: int) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray] | None:
+    """The joined object lines (``n``, each ending in a newline) when they are plain to the
+    byte reader (ASCII, single spaces: :func:`~.bytetable.name_table` with the category as
+    the name column) and each flag is the one character ``0`` or ``1``: (corners, category
+    names, category of each row, difficult); None otherwise (the token reader then)."""
+    try:
+        data = body.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    table = name_table(data, 10, name_col=8)
+    if table is None or table[2].shape[0] != n:
+        return None
+    cat, names, values = table
+    buf = np.frombuffer(data, dtype=np.uint8)
+    nl = np.flatnonzero(buf == 10)
+    flag = buf[nl - 1]
+    if not (((flag == 48) | (flag == 49)) & (buf[nl - 2] == 32)).all():
+        return None  # a flag of more than one character ('00', '1.0', '+1')
+    return np.ascontiguousarray(values[:, :8]), names, cat, flag == 49
 
 
 def _gt_lines(rows: _GtRows, text: str, file: str, k: int) -> None:
@@ -267,6 +303,7 @@ def _gt_lines(rows: _GtRows, text: str, file: str, k: int) -> None:
 
 def load_dota_gt(path: str) -> Side:
     """A DOTA ``labelTxt`` folder (or one file) as a ground-truth side."""
+    roomy_malloc()
     base, files = _txt_files(path, "DOTA labelTxt files")
     single = not os.path.isdir(path)
     read_paths = [path if single else os.path.join(base, rel) for rel in files]
@@ -333,45 +370,74 @@ def _task1_table(text: str) -> tuple[np.ndarray, list[str], np.ndarray] | None:
     return codes.astype(np.int64), [str(u) for u in uniques], values
 
 
-_THREAD_BYTES = 1 << 21  # Task1 folders above this are parsed on several threads
+_PIECE = 1 << 18  # bytes of whole lines parsed at once (temporaries of about 2 MiB)
 
 
-def _plain_tables(datas: list[bytes]) -> list[list[Table] | None]:
-    """Each Task1 file's tables of its pieces of whole lines (:func:`line_chunks`,
-    :func:`chunk_table`), None where one is not plain; large folders spread the pieces over
-    a few threads (the array operations release the GIL). The same either way."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    workers = min(4, cpus or 1)
-    pieces = [line_chunks(d) for d in datas]
-    flat = [p for ps in pieces for p in ps]
-    if workers < 2 or sum(len(d) for d in datas) < _THREAD_BYTES:
-        done = iter([name_table_piece(p) for p in flat])
-    else:
-        from concurrent.futures import ThreadPoolExecutor
+class _PlainRows:
+    """The rows of the plain Task1 files, written piece by piece straight into the final
+    score and corner columns (no per-piece arrays kept, no copy after): ``names[k]`` is
+    file ``k``'s list of (image codes, their names) per piece, None if it is not plain;
+    its rows are ``score[at[k]:at[k + 1]]``, ``corners[...]``."""
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            done = iter(list(pool.map(name_table_piece, flat)))
-    out: list[list[Table] | None] = []
-    for ps in pieces:
-        tables = [next(done) for _ in ps]
-        out.append(None if any(t is None for t in tables) else [t for t in tables if t])
-    return out
+    def __init__(self, datas: list[bytes]) -> None:
+        self.spans: list[tuple[int, bytes, int, int, int]] = []  # file, data, start, end, row
+        at = [0]
+        for k, d in enumerate(datas):
+            row = at[-1]
+            for s, e in line_spans(d, _PIECE or None):
+                self.spans.append((k, d, s, e, row))
+                row += d.count(b"\n", s, e) + (d[e - 1 : e] != b"\n")  # its lines
+            at.append(row)
+        self.at = at
+        self.size = sum(len(d) for d in datas)
+        self.score = np.empty(at[-1], dtype=np.float64)
+        self.corners = np.empty((at[-1], 8), dtype=np.float64)
+        self.names: list[list[tuple[np.ndarray, list[str]]] | None] = [[] for _ in datas]
+
+    def piece(self, i: int) -> tuple[np.ndarray, list[str]] | None:
+        """Parse piece ``i`` into its rows; its (image codes, names), or None."""
+        _, d, s, e, row = self.spans[i]
+        table = name_table_piece(memoryview(d)[s:e])
+        end = self.spans[i + 1][4] if i + 1 < len(self.spans) else self.at[-1]
+        if table is None or table[2].shape[0] != end - row:  # (a plain piece: a row a line)
+            return None
+        codes, names, values = table
+        self.score[row:end] = values[:, 0]
+        self.corners[row:end] = values[:, 1:]
+        return codes, names
+
+    def parse(self) -> None:
+        """Every piece, in order, on this thread. (Threads were tried: each thread's own
+        malloc arena gave its freed temporaries back to the system after every piece, so
+        the pages were faulted in again: 8x the page faults, slower on two cores.)"""
+        for i, (k, *_) in enumerate(self.spans):
+            names = self.names[k]
+            if names is not None:  # (a file already not plain: its other pieces skipped)
+                t = self.piece(i)
+                if t is None:
+                    self.names[k] = None
+                else:
+                    names.append(t)
 
 
-def name_table_piece(data: bytes) -> Table | None:
+def name_table_piece(data: bytes | memoryview) -> Table | None:
     """One piece of a Task1 file (:func:`chunk_table` of its 10 columns)."""
     return chunk_table(data, 10)
 
 
-def _task1_fast(data: bytes, file: str, tables: list[Table] | None) -> list[Table] | str:
-    """A Task1 file's tables (image codes, their names, values) when it is plain
-    (``tables``, the byte reader's answer, then pandas' reader for other whitespace), else
-    its text for the line reader."""
-    if tables is not None:
-        return tables
+def _task1_slow(data: bytes, file: str) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """A Task1 file the byte reader does not take: pandas' reader for other whitespace,
+    else the line reader (which locates errors): (image codes, their names, values, line
+    of each row)."""
     text = decode_text(data, file)
     table = _task1_table(text)
-    return [table] if table is not None else text
+    if table is not None:
+        codes, uniques, values = table
+        return codes, uniques, values, np.arange(1, values.shape[0] + 1, dtype=np.int64)
+    images, values, rows = _task1_lines(text, file)
+    uniques = list(dict.fromkeys(images))
+    local = {u: i for i, u in enumerate(uniques)}
+    return np.asarray([local[im] for im in images], dtype=np.int64), uniques, values, rows
 
 
 def _task1_lines(text: str, file: str) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -418,13 +484,13 @@ def task1_files(path: str) -> list[tuple[str, str]]:
 
 def load_dota_task1(path: str) -> Side:
     """A folder of DOTA ``Task1_<class>.txt`` result files (or one file) as predictions."""
+    roomy_malloc()
     files = task1_files(path)
     if not files:
         raise InputError(path, None, "no Task1_<class>.txt files (expected DOTA task-1 results)")
     single = not os.path.isdir(path)
     base = os.path.dirname(path) if single else path
     key_index: dict[str, int] = {}
-    blocks: list[np.ndarray] = []  # per piece: (rows, 9) score + corners
     img: list[np.ndarray] = []
     line_no: list[np.ndarray] = []
     counts = [0] * len(files)
@@ -435,27 +501,33 @@ def load_dota_task1(path: str) -> Side:
             datas.append(read_input(file, member=not single))
         except InputError as e:  # raised in its turn below (an earlier file's error first)
             datas.append(e)
-    plain = _plain_tables([d for d in datas if not isinstance(d, InputError)])
+    plain = _PlainRows([d for d in datas if not isinstance(d, InputError)])
+    plain.parse()
+    parts: list[tuple[np.ndarray, np.ndarray]] = []  # per file: (scores, corners)
     for k, (file, data) in enumerate(zip(read_paths, datas, strict=True)):
         if isinstance(data, InputError):
             raise data
-        tables = _task1_fast(data, file, plain.pop(0))
-        if isinstance(tables, str):
-            images, values, rows = _task1_lines(tables, file)
-            uniques = list(dict.fromkeys(images))
-            local = {u: i for i, u in enumerate(uniques)}
-            codes = np.asarray([local[im] for im in images], dtype=np.int64)
-            tables = [(codes, uniques, values)]
+        j = len(parts)  # the file's place among the readable ones
+        tables = plain.names[j]
+        if tables is not None:  # plain: every line is a row
+            a, b = plain.at[j], plain.at[j + 1]
+            parts.append((plain.score[a:b], plain.corners[a:b]))
+            line_no.append(np.arange(1, b - a + 1, dtype=np.int64))
+        else:
+            codes, uniques, values, rows = _task1_slow(data, file)
+            tables = [(codes, uniques)]
+            parts.append((values[:, 0], values[:, 1:]))
             line_no.append(rows)
-        else:  # plain: every line is a row
-            n = sum(v.shape[0] for _, _, v in tables)
-            line_no.append(np.arange(1, n + 1, dtype=np.int64))
-        for codes, uniques, values in tables:
+        for codes, uniques in tables:
             to_global = [key_index.setdefault(u, len(key_index)) for u in uniques]
             img.append(np.asarray(to_global, dtype=np.int64)[codes])
-            blocks.append(values)
-            counts[k] += values.shape[0]
-    corners, score = _columns(blocks)
+        counts[k] = parts[-1][0].shape[0]
+    if all(t is not None for t in plain.names):
+        corners, score = plain.corners, plain.score  # written in place: no copy
+    else:
+        score = np.concatenate([s for s, _ in parts]) if parts else np.zeros(0)
+        corners = np.concatenate([c for _, c in parts]) if parts else np.zeros((0, 8))
+    corners.setflags(write=False)  # (convex_geometry: the matching asks for the same quads)
     cat = np.repeat(np.arange(len(files), dtype=np.int64), counts)
     ll = np.concatenate(line_no) if line_no else np.zeros(0, dtype=np.int64)
     file_names = [name for _, name in files]
@@ -472,22 +544,6 @@ def load_dota_task1(path: str) -> Side:
         loc=lambda r: f"{file_names[int(cat[r])]}:{int(ll[r])}",
         read_paths=read_paths,
     )
-
-
-def _columns(blocks: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(corners, scores) of ``(rows, 9)`` score-and-corner blocks, each column written
-    once into its final array; the corners read-only (``geometry.obb.convex_geometry``
-    then knows the matching asks for the quads it computed for the loader)."""
-    n = sum(b.shape[0] for b in blocks)
-    corners = np.empty((n, 8), dtype=np.float64)
-    score = np.empty(n, dtype=np.float64)
-    at = 0
-    for b in blocks:
-        corners[at : at + b.shape[0]] = b[:, 1:]
-        score[at : at + b.shape[0]] = b[:, 0]
-        at += b.shape[0]
-    corners.setflags(write=False)
-    return corners, score
 
 
 def read_side(path: str, *, role: str, fmt: str, opts: LoadOptions, detected: bool) -> Side:

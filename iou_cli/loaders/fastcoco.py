@@ -17,8 +17,8 @@ where.
 
 from __future__ import annotations
 
+import mmap
 import os
-import re
 from functools import cache
 from itertools import chain
 from operator import attrgetter
@@ -28,6 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..workers import end_workers, fork_workers
+from .fastkpt import BOUNDARY as _BOUNDARY
+from .fastkpt import id_score_columns, kpt_columns, same_kind, split_range
+from .filesource import FileSource, big_buffer
+from .sharedcols import SharedColumns as _Shared
 
 __all__ = ["read_results", "read_keypoint_results"]
 
@@ -67,112 +71,14 @@ def _decoder(field: str = "bbox") -> Any:
     return msgspec.json.Decoder(list[ObbResult] if field == "obb" else list[Result])
 
 
-@cache
-def _kpt_decoder() -> Any:
-    import msgspec
-
-    # keypoints stay raw JSON here: they are parsed below, all rows at once
-    kpt_result = msgspec.defstruct(
-        "KptResult",
-        [
-            ("image_id", int),
-            ("category_id", int),
-            ("keypoints", msgspec.Raw),
-            ("score", float),
-            ("bbox", tuple[float, float, float, float] | None, None),
-        ],
-        gc=False,
-    )
-    return msgspec.json.Decoder(list[kpt_result])  # type: ignore[valid-type]
-
-
 def read_keypoint_results(data: bytes) -> dict[str, npt.NDArray[np.generic]] | None:
     """Columns of a COCO keypoint results list (``keypoints`` ``[x, y, score] * K``, one K
     for all rows; ``bbox`` on every row or on none), or ``None`` for anything else (then the
-    validating loader says what is wrong and where). Adds ``keypoints`` (n, K, 3) to
-    :func:`read_results`' columns; ``bbox`` is NaN where the rows give none.
-
-    The rows' ``keypoints`` are kept as raw JSON and decoded a slice of rows at a time as one
-    flat list of numbers (one typed decode instead of one list per row); a row that is not a
-    flat list of numbers makes that decode fail, and each row's count must be the first's."""
+    validating loader says what is wrong and where): :func:`read_results`' columns plus
+    ``keypoints`` (n, K, 3); ``bbox`` is NaN where the rows give none (:mod:`.fastkpt`)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    return _kpt_columns(data)
-
-
-def _kpt_columns(data: bytes | memoryview) -> dict[str, npt.NDArray[np.generic]] | None:
-    """:func:`read_keypoint_results` of a list without a BOM (also a slice of a bigger one)."""
-    import msgspec
-
-    try:
-        recs = _kpt_decoder().decode(data)
-    except msgspec.DecodeError:
-        return None
-    n = len(recs)
-    if n == 0:
-        return None
-    kp_flat = _keypoint_numbers(list(map(attrgetter("keypoints"), recs)))
-    if kp_flat is None:
-        return None
-    m = kp_flat.shape[0] // n
-    cols = _id_score_columns(recs)
-    if cols is None:
-        return None
-    image_id, category_id, score = cols
-    kp = kp_flat.reshape(n, m // 3, 3)
-    boxes = list(map(attrgetter("bbox"), recs))
-    has = [b is not None for b in boxes]
-    if any(has) and not all(has):
-        return None
-    if all(has):
-        bbox = np.fromiter(chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)
-        if not np.isfinite(bbox).all() or (bbox[:, 2:] < 0).any():
-            return None
-    else:
-        bbox = np.full((n, 4), np.nan)
-    if not (np.isfinite(kp).all() and np.isfinite(score).all()):
-        return None
-    return {
-        "image_id": image_id,
-        "category_id": category_id,
-        "bbox": bbox,
-        "score": score,
-        "keypoints": kp,
-    }
-
-
-_KPT_ROWS = 256  # rows decoded at once: their floats stay in the allocator's warm arenas
-
-
-def _keypoint_numbers(raws: list[Any]) -> npt.NDArray[np.float64] | None:
-    """The numbers of every row's raw ``[x, y, v, ...]`` list, flat, or ``None`` unless every
-    row is a flat list of the same count (a multiple of 3) of numbers.
-
-    Rows are decoded a slice at a time (one typed decode of the slice's lists joined into
-    one list of lists), each slice's floats copied into the array and freed before the next:
-    the peak is one slice's Python floats, not all of them (~50 numbers a row)."""
-    import msgspec
-
-    n = len(raws)
-    out: npt.NDArray[np.float64] | None = None
-    m = 0
-    dec = msgspec.json.Decoder(list[list[float]])
-    for a in range(0, n, _KPT_ROWS):
-        try:  # a Raw is a buffer: joined without a copy of each row
-            rows = dec.decode(b"[" + b",".join(raws[a : a + _KPT_ROWS]) + b"]")
-        except msgspec.DecodeError:
-            return None
-        if out is None:
-            m = len(rows[0])
-            if m == 0 or m % 3:
-                return None
-            out = np.empty(n * m, dtype=np.float64)
-        if set(map(len, rows)) != {m}:
-            return None
-        out[a * m : (a + len(rows)) * m] = np.fromiter(
-            chain.from_iterable(rows), np.float64, m * len(rows)
-        )
-    return out
+    return kpt_columns(data)
 
 
 def read_results(data: bytes, jobs: int = 1, *, field: str = "bbox") -> dict[str, Any] | None:
@@ -201,59 +107,65 @@ class Pending:
     validating loader reads it, with its located errors.
     """
 
-    def __init__(self, data: bytes, jobs: int, field: str) -> None:
-        if data.startswith(b"\xef\xbb\xbf"):
+    def __init__(self, data: bytes | FileSource, jobs: int, field: str, gt_bytes: int = 0) -> None:
+        if not isinstance(data, FileSource) and data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         self.data, self.field = data, field
         self.procs: list[tuple[Any, Any]] = []
         self.shared: _Shared | None = None
+        self.assign: list[list[int]] = []  # each worker's slices
+        self.own: list[int] = []  # the slices this process decodes (in get())
+        self.names_files = False  # a row has a "file_name" (a part read from the file)
         chunk = _CHUNK
-        if jobs > 1 and len(data) >= _PARALLEL_MIN:
-            chunk = min(_CHUNK, len(data) // jobs + 1)
-        slices = None if len(data) <= chunk else _split(data, chunk)
+        parallel = jobs > 1 and len(data) >= _PARALLEL_MIN
+        slices: list[tuple[int, int]] | None
+        if isinstance(data, FileSource):  # each process reads its own part of the file
+            slices, self.assign, self.own = data.plan
+        elif parallel and field == "keypoints":
+            slices, self.assign, self.own = _shares(data, jobs, gt_bytes)
+        else:
+            if parallel:
+                chunk = min(_CHUNK, len(data) // jobs + 1)
+            slices = None if len(data) <= chunk else _split(data, chunk)
+            n = min(jobs, len(slices or ()))
+            self.assign = [list(range(w, len(slices or ()), n)) for w in range(n)]
         self.slices = slices
-        n = min(jobs, len(slices or ()))
-        if slices is None or n < 2:
+        # keypoints: one worker pays (this process reads the ground truth meanwhile)
+        if slices is None or len(self.assign) < (1 if field == "keypoints" else 2):
+            self.assign, self.own = [], []
             return
         import multiprocessing  # (only to fork: one process needs none of it)
 
         if "fork" not in multiprocessing.get_all_start_methods():
+            self.assign, self.own = [], []
             return
         # plain forked processes (workers.fork_workers): a worker that dies only makes the
         # file declined, and the validating reader reads it
-        # boxes come back through shared memory (no pickle of ~56 bytes a row); masks pickled
-        self.shared = _Shared(slices, field) if field in ("bbox", "obb") else None
-        _DATA[:] = [(data, field, slices, self.shared)]  # the workers are forked here, with it
+        # boxes and keypoints come back through shared memory (no pickle); masks pickled
         try:
-            self.procs = fork_workers(_decode_share, [(w, n) for w in range(n)])
+            self.shared = _Shared(slices, field, _MIN_RECORD) if field in _SHARED_FIELDS else None
+        except (OSError, ValueError, OverflowError):  # no mapping to be had: pickled
+            self.shared = None
+        # the workers are forked here, with it
+        _DATA[:] = [(data, field, slices, self.shared, self.assign)]
+        try:
+            self.procs = fork_workers(_decode_share, [(w,) for w in range(len(self.assign))])
+        except OSError:  # no process to be had (EAGAIN, ENOMEM): decoded here, in get()
+            self.procs, self.shared = [], None
         finally:
             _DATA.clear()
 
     def get(self) -> dict[str, Any] | None:
         data, field, slices = self.data, self.field, self.slices
         if slices is None:
+            assert not isinstance(data, FileSource)
             return _columns(data, field)
         if not slices:
             return None
         if self.procs:
-            n = len(self.procs)
-            got: list[dict[str, Any] | None] = [None] * len(slices)
-            try:
-                for w, (_, recv) in enumerate(self.procs):
-                    try:
-                        share = recv.recv()
-                    except (EOFError, OSError):  # the worker died: decline the file
-                        return None
-                    for k, cols in zip(
-                        range(w, len(slices), n), share, strict=False
-                    ):  # short: declined
-                        if isinstance(cols, int):  # written to the shared columns
-                            assert self.shared is not None
-                            cols = self.shared.view(k, cols)
-                        got[k] = cols
-            finally:
-                self.cancel()
-            parts = got
+            parts = self._collect()
+            if parts is None:
+                return None
         else:
             parts = []
             buf = _Buffer()
@@ -261,10 +173,11 @@ class Pending:
                 parts.append(_columns(buf.wrap(data, a, b), field))
                 if parts[-1] is None:
                     break
+                self.names_files |= isinstance(data, FileSource) and buf.names_files()
         done = [p for p in parts if p is not None]
         if len(done) != len(parts):
             return None
-        if field == "keypoints" and not _same_kind(done):
+        if field == "keypoints" and not same_kind(done):
             return None
         if "segm" in done[0]:  # a list: joined, not concatenated as an array
             masks = [m for p in done for m in p.pop("segm")]
@@ -273,6 +186,36 @@ class Pending:
         if shared is not None and all(shared.holds(p) for p in done):
             return shared.compact([int(p["score"].shape[0]) for p in done])
         return _concat(done)  # copies (the shared mapping goes with its last view)
+
+    def _collect(self) -> list[dict[str, Any] | None] | None:
+        """Every slice's columns: this process's own slices decoded here (while the workers
+        decode theirs), then each worker's; ``None`` when a slice is invalid or a worker
+        died. The workers are ended in any case."""
+        data, field, slices = self.data, self.field, self.slices
+        assert slices is not None
+        got: list[dict[str, Any] | None] = [None] * len(slices)
+        try:
+            buf = _Buffer()
+            for k in self.own:
+                got[k] = _columns(buf.wrap(data, *slices[k]), field)
+                if got[k] is None:
+                    return None
+                self.names_files |= buf.names_files()
+            del buf
+            for w, (_, recv) in enumerate(self.procs):
+                try:
+                    share, names_files = recv.recv()
+                except (EOFError, OSError):  # the worker died: decline the file
+                    return None
+                self.names_files |= names_files
+                for k, cols in zip(self.assign[w], share, strict=False):  # short: declined
+                    if isinstance(cols, (int, tuple)):  # written to the shared columns
+                        assert self.shared is not None
+                        cols = self.shared.view(k, cols)
+                    got[k] = cols
+        finally:
+            self.cancel()
+        return got
 
     @property
     def pool(self) -> list[tuple[Any, Any]] | None:
@@ -286,40 +229,78 @@ class Pending:
         end_workers(procs)
 
 
-def _same_kind(parts: list[dict[str, Any]]) -> bool:
-    """Keypoint slices agree: one K in all, and a ``bbox`` on every row or on none (a slice
-    without one has NaN boxes); otherwise the validating loader reads the file and says
-    which row differs."""
-    k = {p["keypoints"].shape[1] for p in parts}
-    boxed = {bool(np.isnan(p["bbox"][:1]).all()) for p in parts}
-    return len(k) == 1 and len(boxed) == 1
-
-
 def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+
+def _list_range(data: bytes) -> tuple[int, int] | None:
+    """Where the records lie (after the ``[``, at the ``]``); None when ``data`` is not
+    one top-level list."""
+    start = data.find(b"[")
+    end = data.rfind(b"]")
+    if start < 0 or end < start or data[:start].strip() or data[end + 1 :].strip():
+        return None
+    return start + 1, end
 
 
 def _split(data: bytes, chunk: int) -> list[tuple[int, int]]:
     """Slices of about ``chunk`` bytes between the list's brackets (see :class:`Pending`);
     empty when ``data`` is not one top-level list."""
-    start = data.find(b"[")
-    end = data.rfind(b"]")
-    if start < 0 or end < start or data[:start].strip() or data[end + 1 :].strip():
-        return []
-    slices: list[tuple[int, int]] = []
-    pos = start + 1
-    while True:
-        m = _BOUNDARY.search(data, pos + chunk, end) if end - pos > chunk else None
-        stop = m.start() + 1 if m is not None else end
-        slices.append((pos, stop))
+    span = _list_range(data)
+    return [] if span is None else split_range(data, *span, chunk)
+
+
+_SHARED_FIELDS = ("bbox", "obb", "keypoints")  # columns sent back in shared memory
+_GT_COST = 3.5  # a ground-truth byte takes ~3.5x the CPU of a keypoint result byte (measured)
+
+
+def _share_sizes(total: int, jobs: int, gt_bytes: int) -> tuple[int, list[float]]:
+    """``(own, sizes)``: this process's part of ``total`` bytes of keypoint records (the last
+    one, 0 when the ground truth alone takes as long as a worker's part) and every part's
+    size, the ``jobs - 1`` workers' first."""
+    own = int(max(0, total - (jobs - 1) * _GT_COST * gt_bytes) // jobs)
+    return own, [(total - own) / (jobs - 1)] * (jobs - 1) + ([own] if own else [])
+
+
+def _shares(
+    data: bytes, jobs: int, gt_bytes: int
+) -> tuple[list[tuple[int, int]], list[list[int]], list[int]]:
+    """Keypoint results for ``jobs`` processes: ``(slices, each worker's slices, this
+    process's slices)``. This process reads the ground truth (``gt_bytes``) first, so it
+    takes the last part of the list, made as big as leaves it done when the ``jobs - 1``
+    workers are done with theirs (none when the ground truth alone takes that long);
+    the workers split the rest evenly. Keypoint rows are costly (~50 numbers a row), so
+    the one extra process of this split pays at sizes where the box split's would not."""
+    span = _list_range(data)
+    if span is None:
+        return [], [], []
+    pos, end = span
+    total = end - pos
+    own, sizes = _share_sizes(total, jobs, gt_bytes)
+    regions: list[tuple[int, int]] = []
+    at = float(pos)
+    for size in sizes[:-1]:
+        at += size
+        m = _BOUNDARY.search(data, max(int(at), pos), end)
         if m is None:
-            return slices
+            break
+        regions.append((pos, m.start() + 1))
         pos = m.end() - 1  # at the next record's "{"
+    regions.append((pos, end))
+    slices: list[tuple[int, int]] = []
+    parts: list[list[int]] = []
+    for a, b in regions:
+        got = split_range(data, a, b, _CHUNK)
+        parts.append(list(range(len(slices), len(slices) + len(got))))
+        slices += got
+    if own and len(regions) == len(sizes):
+        return slices, parts[:-1], parts[-1]
+    return slices, parts, []  # (a short list: no room for this process's part)
 
 
 _PARALLEL_MIN = 1 << 23  # below 8 MiB a second process costs more than it saves
 _DATA: list[
-    tuple[bytes, str, list[tuple[int, int]], _Shared | None]
+    tuple[bytes | FileSource, str, list[tuple[int, int]], _Shared | None, list[list[int]]]
 ] = []  # what forked decoders read (set just before the fork)
 
 
@@ -328,36 +309,49 @@ class _Buffer:
     costs its page faults again each time (~0.5 s of system time at 400 MiB)."""
 
     def __init__(self) -> None:
-        self.buf = bytearray()
+        self.buf: bytearray | mmap.mmap = bytearray()
+        self.n = 0
 
-    def wrap(self, data: bytes, a: int, b: int) -> memoryview:
+    def wrap(self, data: bytes | FileSource, a: int, b: int) -> memoryview:
         n = b - a + 2
         if len(self.buf) < n:
-            self.buf = bytearray(n)
+            self.buf = big_buffer(n)
         buf = self.buf
+        self.n = n
         buf[0] = 0x5B  # [
-        buf[1 : n - 1] = memoryview(data)[a:b]
+        if isinstance(data, FileSource):  # read straight into place (no copy)
+            if not data.read_into(memoryview(buf)[1 : n - 1], a):
+                return memoryview(b"")  # the file changed: declined (not valid JSON)
+        else:
+            buf[1 : n - 1] = memoryview(data)[a:b]
         buf[n - 1] = 0x5D  # ]
         return memoryview(buf)[:n]
 
+    def names_files(self) -> bool:
+        """Whether the last slice wrapped has a ``"file_name"`` (Ultralytics' rows)."""
+        return self.buf.find(b'"file_name"', 0, self.n) >= 0
 
-def _decode_share(w: int, n: int, send: Any) -> None:
-    """Worker ``w`` of ``n``: decodes slices ``w``, ``w + n``, ... and sends their columns
-    (``None`` for an invalid slice; the row count when written to the shared columns)
-    through its pipe."""
+
+def _decode_share(w: int, send: Any) -> None:
+    """Worker ``w``: decodes its slices (``Pending.assign[w]``) and sends their columns
+    (``None`` for an invalid slice; the row count, with K for keypoints, when written to
+    the shared columns) through its pipe."""
     from ..workers import init_worker
 
     init_worker()
-    data, field, slices, shared = _DATA[0]
+    data, field, slices, shared, assign = _DATA[0]
     buf = _Buffer()
-    share: list[dict[str, Any] | int | None] = []
-    for k in range(w, len(slices), n):
+    share: list[dict[str, Any] | int | tuple[int, int] | None] = []
+    names_files = False
+    for k in assign[w]:
         a, b = slices[k]
-        cols = _columns(buf.wrap(data, a, b), field)
+        alloc = shared.kp_alloc(k) if shared is not None else None
+        cols = _columns(buf.wrap(data, a, b), field, alloc)
         share.append(shared.put(k, cols) if shared is not None and cols is not None else cols)
         if cols is None:
             break  # the file is declined: the rest need not be decoded
-    send.send(share)
+        names_files |= isinstance(data, FileSource) and buf.names_files()
+    send.send((share, names_files))
     send.close()
 
 
@@ -365,96 +359,13 @@ _CHUNK = 1 << 26  # bytes of JSON decoded at once (64 MiB: ~700k records)
 _MIN_RECORD = 40  # bytes: no record of the four required keys is shorter (57 and up)
 
 
-class _Shared:
-    """Every slice's box columns in one shared anonymous mapping made before the fork, each
-    slice at its own place (room for ``len // _MIN_RECORD + 1`` rows: only the pages written
-    take memory): a worker writes its rows there and sends their count, and the parent reads
-    them without a pickle. A slice with more rows than its room is pickled instead."""
-
-    def __init__(self, slices: list[tuple[int, int]], field: str) -> None:
-        import mmap
-
-        width = 5 if field == "obb" else 4
-        room = [(b - a) // _MIN_RECORD + 1 for a, b in slices]
-        self.starts = np.cumsum([0, *room]).tolist()
-        total = int(self.starts[-1])
-        mm = mmap.mmap(-1, 8 * total * (3 + width))
-        self.cols: dict[str, Any] = {
-            "image_id": np.frombuffer(mm, np.int64, total, 0),
-            "category_id": np.frombuffer(mm, np.int64, total, 8 * total),
-            field: np.frombuffer(mm, np.float64, total * width, 16 * total).reshape(-1, width),
-            "score": np.frombuffer(mm, np.float64, total, 8 * total * (2 + width)),
-        }
-
-    def put(self, k: int, cols: dict[str, Any]) -> dict[str, Any] | int:
-        """Slice ``k``'s columns written to the mapping: their row count (else ``cols``)."""
-        a, n = self.starts[k], int(cols["score"].shape[0])
-        if set(cols) != set(self.cols) or a + n > self.starts[k + 1]:
-            return cols
-        for key, col in self.cols.items():
-            col[a : a + n] = cols[key]
-        return n
-
-    def view(self, k: int, n: int) -> dict[str, Any]:
-        a = self.starts[k]
-        return {key: col[a : a + n] for key, col in self.cols.items()}
-
-    def holds(self, cols: dict[str, Any]) -> bool:
-        """Whether ``cols`` is a view of this mapping (a slice not pickled)."""
-        return cols["score"].base is self.cols["score"]
-
-    def compact(self, counts: list[int]) -> dict[str, Any]:
-        """Every slice's rows (``counts``, in slice order) moved to the front of their
-        column in place (no fresh memory: its page faults cost more than the copy), as views;
-        ``score``, which a dataset keeps, is copied (the mapping is unmapped once the other
-        views are read into the dataset's own columns)."""
-        total = sum(counts)
-        for col in self.cols.values():
-            pos = 0
-            for a, n in zip(self.starts, counts, strict=False):
-                _move_left(col, a, pos, n)
-                pos += n
-        out = {key: col[:total] for key, col in self.cols.items()}
-        out["score"] = out["score"].copy()
-        return out
-
-
-def _move_left(col: np.ndarray, src: int, dst: int, n: int) -> None:
-    """``col[dst:dst + n] = col[src:src + n]`` for ``dst <= src`` in pieces that do not
-    overlap (NumPy would copy an overlapping source to fresh memory first)."""
-    step = src - dst
-    if step == 0 or n == 0:
-        return
-    if step < n // 64:  # a tiny shift: the temporary copy is cheaper than many pieces
-        col[dst : dst + n] = col[src : src + n].copy()
-        return
-    for i in range(0, n, step):
-        m = min(step, n - i)
-        col[dst + i : dst + i + m] = col[src + i : src + i + m]
-
-
-_BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
-
-
-def _id_score_columns(
-    recs: list[Any],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
-    """``image_id``, ``category_id`` (int64) and ``score`` (float64) of decoded records;
-    ``None`` for ids beyond 64 bits (the validating loader judges them)."""
-    n = len(recs)
-    try:
-        image_id = np.fromiter(map(attrgetter("image_id"), recs), np.int64, n)
-        category_id = np.fromiter(map(attrgetter("category_id"), recs), np.int64, n)
-    except OverflowError:
-        return None
-    return image_id, category_id, np.fromiter(map(attrgetter("score"), recs), np.float64, n)
-
-
-def _columns(data: bytes | memoryview, field: str = "bbox") -> dict[str, Any] | None:
+def _columns(
+    data: bytes | memoryview, field: str = "bbox", alloc: Any = None
+) -> dict[str, Any] | None:
     import msgspec
 
     if field == "keypoints":
-        return _kpt_columns(data)
+        return kpt_columns(data, alloc)
     try:
         recs = _decoder(field).decode(data)
     except msgspec.DecodeError:  # also ValidationError: not JSON, or not this schema
@@ -464,7 +375,7 @@ def _columns(data: bytes | memoryview, field: str = "bbox") -> dict[str, Any] | 
         return None
     if field == "segm":
         return _segm_columns(recs)
-    cols = _id_score_columns(recs)
+    cols = id_score_columns(recs)
     if cols is None:
         return None
     image_id, category_id, score = cols
@@ -484,7 +395,7 @@ def _segm_columns(recs: list[Any]) -> dict[str, Any] | None:
     form :func:`iou_cli.geometry.masks.prepare_masks` checks and passes on without a copy);
     ``bbox`` is NaN when no row has one (on some rows only: ``None``)."""
     n = len(recs)
-    cols = _id_score_columns(recs)
+    cols = id_score_columns(recs)
     if cols is None:
         return None
     image_id, category_id, score = cols
@@ -517,12 +428,13 @@ def _segm_columns(recs: list[Any]) -> dict[str, Any] | None:
     }
 
 
-_PREFETCHED: dict[tuple[str, str], tuple[bytes, Pending]] = {}
+_PREFETCHED: dict[tuple[str, str], tuple[bytes | None, Pending]] = {}
 
 
-def prefetch(path: str, jobs: int, field: str) -> None:
+def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0) -> None:
     """Start decoding the results list at ``path`` in ``jobs`` forked workers, for
-    :func:`read_path` to collect; the caller reads the ground truth meanwhile. Anything
+    :func:`read_path` to collect; the caller reads the ground truth (of ``gt_bytes``: how
+    much of a keypoint list this process keeps for itself) meanwhile. Anything
     unusual (not a big regular file, not a list, unreadable) is left to the normal read,
     which says what is wrong, in its order."""
     from ..errors import InputError
@@ -530,25 +442,106 @@ def prefetch(path: str, jobs: int, field: str) -> None:
 
     if jobs < 2 or field not in ("bbox", "obb", "keypoints") or not os.path.isfile(path):
         return
-    if os.path.getsize(path) < _PARALLEL_MIN:
+    size = os.path.getsize(path)
+    if size < _PARALLEL_MIN:
         return
+    if field == "keypoints":  # the workers read their own parts of the file
+        source = _file_source(path, size, jobs, gt_bytes)
+        if source is not None:
+            _PREFETCHED[(path, field)] = (None, Pending(source, jobs, field))
+            return
     try:
         raw = read_bytes(path)
     except InputError:
         return
     if raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
-        _PREFETCHED[(path, field)] = (raw, Pending(raw, jobs, field))
+        _PREFETCHED[(path, field)] = (raw, Pending(raw, jobs, field, gt_bytes))
+
+
+_WINDOW = 1 << 20  # bytes read around a planned cut to find the record boundary there
+
+
+def _file_source(path: str, size: int, jobs: int, gt_bytes: int) -> FileSource | None:
+    """:func:`_shares` planned from the file's head, tail and a window at each cut, without
+    reading the rest (each process reads its own part); None for anything unusual (gzip,
+    no list, no boundary near a cut, a part bigger than ``_CHUNK``, unreadable): then the
+    whole file is read and split as before."""
+    from .files import GZIP_MAGIC, note_read
+
+    try:
+        with open(path, "rb") as fh:
+            fd = fh.fileno()
+            head = os.pread(fd, 1 << 16, 0)
+            tail_at = max(0, size - (1 << 16))
+            tail = os.pread(fd, 1 << 16, tail_at)
+            lead = 3 if head.startswith(b"\xef\xbb\xbf") else 0
+            start = head.find(b"[", lead)
+            t = tail.rstrip()
+            if head[:2] == GZIP_MAGIC or start < 0 or head[lead:start].strip():
+                return None
+            if not t.endswith(b"]") or tail_at + len(t) - 1 <= start:
+                return None
+            pos, end = start + 1, tail_at + len(t) - 1
+            total = end - pos
+            own, sizes = _share_sizes(total, jobs, gt_bytes)
+            regions: list[tuple[int, int]] = []
+            at = float(pos)
+            for part in sizes[:-1]:
+                at += part
+                cut = max(int(at), pos)
+                m = _BOUNDARY.search(os.pread(fd, _WINDOW, cut))
+                if m is None or cut + m.end() > end:
+                    return None
+                regions.append((pos, cut + m.start() + 1))
+                pos = cut + m.end() - 1  # at the next record's "{"
+            regions.append((pos, end))
+    except OSError:
+        return None
+    if any(b - a > _CHUNK for a, b in regions):
+        return None
+    note_read(path)
+    k = len(regions) - 1 if own else len(regions)
+    return FileSource(path, size, (regions, [[w] for w in range(k)], [k] if own else []))
 
 
 def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] | None]:
     """The bytes of ``path`` and :func:`read_results`' columns (prefetched, or read now)."""
-    got = _PREFETCHED.pop((path, field), None)
-    if got is not None:
-        return got[0], got[1].get()
     from .jsonio import read_bytes
 
+    got = _PREFETCHED.pop((path, field), None)
+    if got is not None:
+        raw, pending = got
+        cols = pending.get()
+        if raw is None:  # read in parts: the whole file only where it is still needed
+            raw = read_bytes(path) if cols is None or pending.names_files else b""
+        return raw, cols
+
+    if field == "keypoints" and jobs < 2:
+        whole = _read_keypoint_file(path)
+        if whole is not None:
+            return whole
     raw = read_bytes(path)
     return raw, read_results(raw, jobs, field=field)
+
+
+def _read_keypoint_file(path: str) -> tuple[bytes, dict[str, Any] | None] | None:
+    """A big keypoint results file read into a huge-page buffer (:func:`big_buffer`) and
+    decoded from it; its bytes are made only where still needed (rows with
+    ``file_name``, a declined file). None for anything else (read as before)."""
+    from .files import GZIP_MAGIC, note_read
+
+    size = os.path.getsize(path) if os.path.isfile(path) else -1
+    if size < _PARALLEL_MIN:
+        return None
+    buf = big_buffer(size)
+    whole = memoryview(buf)[:size]
+    if not FileSource(path, size, ([], [], [])).read_into(whole, 0) or buf[:2] == GZIP_MAGIC:
+        return None
+    note_read(path)
+    cols = kpt_columns(whole[3:] if buf[:3] == b"\xef\xbb\xbf" else whole)
+    if cols is None or buf.find(b'"file_name"') >= 0:
+        return bytes(whole), cols
+    return b"", cols
 
 
 def cancel_prefetch() -> None:

@@ -12,13 +12,14 @@ Which format a path holds is ``detect.py``; reading one side is ``loaders.load_s
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from ..data import Categories, Dataset, Images, Side, align, locator, norm_id
+from ..data import Categories, Dataset, Images, Side, align, locator, norm_id, norm_ids
 from ..errors import InputError, UsageError
 from ..options import LoadOptions
 from . import load_side
@@ -191,7 +192,10 @@ def load_dataset(
     if gt_side is None and isinstance(pred_path, str) and opts.pred_format in (None, "coco"):
         # --jobs: forked workers decode a big results list while this process reads the
         # ground truth (both errors keep their order: the ground truth's first)
-        prefetch(pred_path, cores(opts.jobs), opts.iou_type)
+        # (the ground truth's size: how much of a keypoint list this process reads itself)
+        gt_file = isinstance(gt_path, str) and os.path.isfile(gt_path)
+        gt_bytes = os.path.getsize(gt_path) if gt_file else 0
+        prefetch(pred_path, cores(opts.jobs), opts.iou_type, gt_bytes)
     try:
         gt = gt_side if gt_side is not None else load_gt(gt_path, opts)
         pred = load_side(pred_path, role="pred", fmt=opts.pred_format, opts=opts)
@@ -328,7 +332,7 @@ def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Si
     if pred.format != "coco-results":
         return pred
     im = pred.images
-    pred_ids = [norm_id(k) for k in im.keys]
+    pred_ids = norm_ids(im.keys)
     cat_names: dict[Hashable, str] = {}
     map_stems: dict[Hashable, str] = {}
     if opts.image_map:
@@ -338,7 +342,7 @@ def join_results(pred: Side, gt: Side, opts: LoadOptions, info: list[str]) -> Si
         pred = replace(pred, categories=Categories(list(pred.categories.ids), list(names)))
         info.append("joined categories by name (--image-map)")
 
-    gt_ids = {norm_id(k) for k in gt.images.keys} if gt.format.startswith("coco") else set()
+    gt_ids = set(norm_ids(gt.images.keys)) if gt.format.startswith("coco") else set()
     file_stems: list[str | None] | None = pred.notes.get("file_stems")
     gt_stems = gt.images.stems
     have_stems = all(st is not None for st in gt_stems)

@@ -54,7 +54,14 @@ def _x_windows(
     hi = np.minimum(hi, g_end[r_ok])
     hi = np.where(has, np.maximum(hi, lo), lo)
     first = np.where(has, grp_first[r_ok], -1)
-    return g_x, lo.astype(np.int64), hi.astype(np.int64), first.astype(np.int64), has
+    i64 = np.int64
+    return (
+        g_x,
+        lo.astype(i64, copy=False),
+        hi.astype(i64, copy=False),
+        first.astype(i64, copy=False),
+        has,
+    )
 
 
 def best_overlaps(ds: Dataset, *, floor: float | None = None) -> tuple[FloatArray, IntArray]:

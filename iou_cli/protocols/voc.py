@@ -26,7 +26,7 @@ from ..data import Dataset
 from ..errors import UsageError
 from ..geometry.iou import overlap
 from ..matching.table import MatchTable, matches_rows
-from ..metrics import OP_KEYS, best_f1_threshold, operating_point
+from ..metrics import OP_KEYS, best_f1_grouped, best_f1_threshold, operating_point
 from ..result import Evaluation, Matches, Result, clean
 from . import Protocol
 
@@ -156,8 +156,11 @@ def class_curves(ds: Dataset, m: VocMatch, *, use_07: bool = False) -> list[dict
     out = []
     pr_cat = ds.pred.category[m.order]
     gt_count = np.bincount(ds.gt.category[~m.hard], minlength=len(ds.categories))
+    # the order is class by class (VOC's lexsort, DOTA's devkit order): slices of it
+    grouped = pr_cat.shape[0] == 0 or bool((pr_cat[1:] >= pr_cat[:-1]).all())
+    bounds = np.searchsorted(pr_cat, np.arange(len(ds.categories) + 1)) if grouped else None
     for c in range(len(ds.categories)):
-        rows = m.order[pr_cat == c]
+        rows = m.order[bounds[c] : bounds[c + 1]] if bounds is not None else m.order[pr_cat == c]
         tp = np.cumsum(m.tp[rows]).astype(np.float64)
         fp = np.cumsum(m.fp[rows]).astype(np.float64)
         npos = int(gt_count[c])
@@ -206,6 +209,8 @@ class VocEvaluation(Evaluation):
     def _best_f1(self) -> float | None:
         """The score threshold maximising F1 over the operating point's rows."""
         score, tp, fp, _, _ = self._op_rows()
+        if type(self)._op_rows is VocEvaluation._op_rows:  # rows aligned with match.order
+            return best_f1_grouped(score, tp, fp, self._n_gt(), self.match.order)
         return best_f1_threshold(score, tp, fp, self._n_gt())
 
     def _op_rows(self) -> tuple[FloatArray, BoolArray, BoolArray, FloatArray, IntArray]:

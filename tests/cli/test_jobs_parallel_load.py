@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from iou_cli.loaders import fastcoco
+from iou_cli.loaders.sharedcols import move_left
 from tests.helpers import assert_one_error_line, run
 from tests.oracle.cocogen import random_scene
 
@@ -33,8 +34,8 @@ def small_slices(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     used: list[bool] = []
     init = fastcoco.Pending.__init__
 
-    def spy(self: fastcoco.Pending, data: bytes, jobs: int, field: str) -> None:
-        init(self, data, jobs, field)
+    def spy(self: fastcoco.Pending, data: bytes, jobs: int, field: str, gt_bytes: int = 0) -> None:
+        init(self, data, jobs, field, gt_bytes)
         used.append(self.pool is not None)
 
     monkeypatch.setattr(fastcoco.Pending, "__init__", spy)
@@ -331,7 +332,7 @@ def test_move_left_in_pieces_equals_a_copy(shift: int) -> None:
         col = rng.random(shape)
         want = col.copy()
         want[100 : 100 + 1000] = col[100 + shift : 100 + shift + 1000].copy()
-        fastcoco._move_left(col, 100 + shift, 100, 1000)
+        move_left(col, 100 + shift, 100, 1000)
         assert np.array_equal(col, want)
 
 
@@ -401,3 +402,36 @@ def test_keypoint_bad_row_same_located_error(
     two = assert_one_error_line(*run([*args, "--jobs", "2"], capsys))
     assert two == one and "[33]" in one
     assert any(small_slices)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_keypoint_parts_read_by_each_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Keypoint results at the default slice size: each process reads its own part of the
+    file (no whole read first); the report is one process's, a bad row gives one process's
+    located line."""
+    from tests.oracle.kptgen import random_kpt_scene
+
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    planned: list[bool] = []
+    plan = fastcoco._file_source
+
+    def spy(*args: Any) -> Any:
+        got = plan(*args)
+        planned.append(got is not None)
+        return got
+
+    monkeypatch.setattr(fastcoco, "_file_source", spy)
+    gt, dets = random_kpt_scene(seed, with_bbox=seed == 0)
+    random.Random(seed).shuffle(dets)
+    args = [*_write(tmp_path, gt, dets), "--iou-type", "keypoints", "-q"]
+    code1, out1, err1 = run([*args, "-o", "json", "--per-class", "--jobs", "1"], capsys)
+    code2, out2, err2 = run([*args, "-o", "json", "--per-class", "--jobs", "2"], capsys)
+    assert (code1, code2) == (0, 0), err1 + err2
+    assert planned == [True] and _json(out2) == _json(out1)
+    dets[len(dets) // 4]["keypoints"][4] = None  # in the worker's part
+    _write(tmp_path, gt, dets)
+    one = assert_one_error_line(*run([*args, "--jobs", "1"], capsys))
+    two = assert_one_error_line(*run([*args, "--jobs", "2"], capsys))
+    assert two == one and "keypoints[4]" in one

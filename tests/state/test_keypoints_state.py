@@ -80,12 +80,31 @@ def _write(tmp: Path, name: str, obj: Any) -> str:
     return str(p)
 
 
+@pytest.mark.parametrize("split_min", [0, None])  # the image split forced; the default
 def test_jobs_and_partial_merge_equal_one_shot(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    split_min: int | None,
 ) -> None:
+    """``--jobs 2`` matches in forked parts only where that pays: a small keypoint set of
+    one class is matched in one process (``split_pays``); either way the report is the
+    one-shot one."""
     import json
 
-    gt, dets = random_kpt_scene(5, k=6)
+    from iou_cli.state import jobs as state_jobs
+
+    if split_min is not None:
+        monkeypatch.setattr(state_jobs, "KPT_SPLIT_MIN", split_min)
+    split: list[int] = []
+    parallel_result = state_jobs.parallel_result
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        split.append(1)
+        return parallel_result(*args, **kw)
+
+    monkeypatch.setattr(state_jobs, "parallel_result", spy)
+    gt, dets = random_kpt_scene(5, k=6, n_cats=1)
     g = _write(tmp_path, "gt.json", gt)
     p = _write(tmp_path, "dt.json", dets)
     base = [p, g, "--iou-type", "keypoints", "--sigmas", ",".join(map(str, SIG6)), "-q"]
@@ -93,6 +112,7 @@ def test_jobs_and_partial_merge_equal_one_shot(
     assert code == 0, err
     code, jobs, err = run([*base, "-o", "json", "--jobs", "2"], capsys)
     assert code == 0, err
+    assert split == ([1] if split_min == 0 else [])
     parts = []
     for s in (1, 2, 3):
         part = str(tmp_path / f"p{s}.part")

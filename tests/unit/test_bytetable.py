@@ -139,7 +139,9 @@ def test_token_floats_is_float(monkeypatch: pytest.MonkeyPatch) -> None:
         assert token_floats(["\u0661", bad]) is None
 
 
-def test_task1_threads_read_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_task1_pieces_read_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files cut into pieces of whole lines (tiny ones here: a piece, then a file, not
+    plain) give the rows, names and line numbers of one piece per file."""
     rng = random.Random(9)
     for c in ("plane", "ship", "harbor"):
         rows = [
@@ -148,15 +150,20 @@ def test_task1_threads_read_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyP
             for _ in range(rng.randint(50, 300))
         ]
         (tmp_path / f"Task1_{c}.txt").write_text("\n".join(rows) + "\n")
-    (tmp_path / "Task1_bridge.txt").write_text("P1\t0.5 1 1 9 1 9 9 1 9\n")  # pandas' reader
-    monkeypatch.setattr(dota, "_THREAD_BYTES", 1 << 40)
+    # not plain in its second piece only (a tab): pandas' reader takes the whole file
+    rows = [f"P1 0.5 1 1 9 1 9 9 1 {k}" for k in range(40)] + ["P1\t0.5 1 1 9 1 9 9 1 9"]
+    (tmp_path / "Task1_bridge.txt").write_text("\n".join(rows))
+    monkeypatch.setattr(dota, "_PIECE", 1 << 40)
     one = dota.load_dota_task1(str(tmp_path))
-    monkeypatch.setattr(dota, "_THREAD_BYTES", 0)
-    monkeypatch.setattr(dota.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr(dota, "_PIECE", 300)
     many = dota.load_dota_task1(str(tmp_path))
     assert many.images.keys == one.images.keys
     for col in ("image", "category", "score", "obb"):
         assert getattr(many.boxes, col).tobytes() == getattr(one.boxes, col).tobytes()
+    assert one.locator is not None and many.locator is not None
+    assert [many.locator(r) for r in range(len(one.boxes))] == [
+        one.locator(r) for r in range(len(one.boxes))
+    ]
 
 
 def test_task1_errors_in_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -181,3 +188,58 @@ def test_task1_errors_in_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     with pytest.raises(InputError) as e:
         dota.load_dota_task1(str(tmp_path))
     assert str(e.value.path).endswith("Task1_b.txt") and "permission" in e.value.reason
+
+
+def test_name_column_anywhere_and_many_runs() -> None:
+    """A name in another column (DOTA labelTxt: the category 9th of 10) and names mixed
+    line by line (more runs than ``_RUNS``: found by sorting): first-appearance codes, the
+    other columns' numbers in their order, bit for bit."""
+    rng = random.Random(4)
+    names = ["ship", "plane", "a", "ab", "small-vehicle"]
+    rows = [
+        [f"{rng.uniform(-99, 999):.{rng.randint(0, 3)}f}" for _ in range(3)]
+        for _ in range(4 * bytetable._RUNS)
+    ]
+    for r in rows:
+        r.insert(2, rng.choice(names))
+    got = name_table(("\n".join(" ".join(r) for r in rows) + "\n").encode(), 4, name_col=2)
+    assert got is not None
+    codes, found, values = got
+    assert found == list(dict.fromkeys(r[2] for r in rows))
+    assert [found[c] for c in codes] == [r[2] for r in rows]
+    want = np.array([[float(v) for k, v in enumerate(r) if k != 2] for r in rows])
+    assert values.tobytes() == want.tobytes()
+
+
+_FAULTS = """
+import resource, sys
+import numpy as np
+from iou_cli.loaders import bytetable
+if sys.argv[1] == "roomy":
+    bytetable.roomy_malloc()
+    bytetable.roomy_malloc()  # once per process: the second call does nothing
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for k in range(1, 16):  # temporaries growing by 256 KiB (below numpy's huge-page size)
+    a = np.ones(k << 15)  # written (faulted in), then freed
+    del a
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(
+    __import__("platform").libc_ver()[0] != "glibc", reason="glibc malloc's mmap threshold"
+)
+def test_roomy_malloc_keeps_freed_temporaries() -> None:
+    """After ``roomy_malloc`` freed temporaries of a few MiB are reused from the heap, not
+    mapped and faulted in again each (a fresh process each way: malloc's state starts
+    known; without it each temporary, larger than the last one freed, is a new mapping)."""
+    import subprocess
+    import sys
+
+    def faults(mode: str) -> int:
+        run = [sys.executable, "-c", _FAULTS, mode]
+        return int(subprocess.run(run, capture_output=True, text=True, check=True).stdout)
+
+    plain, roomy = faults("plain"), faults("roomy")
+    assert plain > 100 * 64  # each temporary faulted in anew (k * 64 pages of 4 KiB)
+    assert roomy < plain / 3

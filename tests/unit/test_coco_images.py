@@ -76,3 +76,54 @@ def test_sizes_that_are_not_plain_numbers_are_read_record_by_record(size: Any) -
     table = [{"id": 1, "file_name": "a.jpg", "width": size, "height": 480}, {"id": 2}]
     keys, _, _, w, h = images_table("gt.json", table)
     assert keys == [1, 2] and np.isnan(w).all() and h[0] == 480.0 and np.isnan(h[1])
+
+
+def _os_stem(name: str) -> str:
+    """The reference: the os.path spelling :func:`stem` replaced."""
+    import os.path
+
+    return os.path.splitext(os.path.basename(name.replace("\\", "/")))[0]
+
+
+STEM_NAMES = [
+    "000000000001.jpg",
+    "a/b/c.png",
+    "a\\b\\c.tar.gz",
+    ".hidden",
+    "..x",
+    "...",
+    "a/.x",
+    "a/..x.jpg",
+    "x.",
+    "x..",
+    ".",
+    "..",
+    "a/",
+    "a\\",
+    "/",
+    "noext",
+    "a.b/c",
+    "dir.d/file",
+    " spaced name .jpg",
+    "é/ü.jpeg",
+    "a/b/.",
+    "a/b/..",
+    "..a.b",
+]
+
+
+@pytest.mark.parametrize("name", STEM_NAMES)
+def test_stem_equals_os_path_spelling(name: str) -> None:
+    from iou_cli.loaders.coco_images import stem
+
+    assert stem(name) == _os_stem(name)
+
+
+def test_stem_equals_os_path_spelling_on_random_names() -> None:
+    from iou_cli.loaders.coco_images import stem
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        name = "".join(rng.choice("ab./\\x") for _ in range(rng.randint(1, 9)))
+        assert stem(name) == _os_stem(name), name
+    assert stem("") is None and stem(None) is None and stem(3) is None

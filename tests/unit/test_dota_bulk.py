@@ -92,3 +92,39 @@ def test_bulk_locations(tmp_path: Path) -> None:
     assert side.locator is not None
     assert [side.locator(r) for r in range(3)] == ["A.txt:2", "B.txt:3", "B.txt:4"]
     assert side.boxes.difficult.tolist() == [False, True, False]
+
+
+def test_gt_byte_token_and_line_readers_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The byte reader (categories mixed line by line: more runs than ``_RUNS``, so names
+    are found by sorting), the token reader and the line reader: the same side."""
+    from iou_cli.loaders import bytetable
+
+    rng = random.Random(8)
+    gt = tmp_path / "labelTxt"
+    gt.mkdir()
+    classes = ["plane", "ship", "small-vehicle", "harbor", "a", "ab"]
+    for i in range(30):
+        lines = ["imagesource:GoogleEarth", "gsd:0.146"] if i % 2 else []
+        for _ in range(rng.randint(0, 40)):
+            q = [rng.uniform(-10, 3000) for _ in range(8)]
+            lines.append(
+                " ".join(f"{v:.{rng.randint(0, 3)}f}" for v in q)
+                + f" {rng.choice(classes)} {rng.randint(0, 1)}"
+            )
+        (gt / f"P{i:03d}.txt").write_text("\n".join(lines) + ("\n" if i % 3 else ""))
+    fast = dota.load_dota_gt(str(gt))
+    assert len(fast.boxes) > bytetable._RUNS and fast.boxes.difficult.any()
+    monkeypatch.setattr(dota, "_gt_bytes", lambda body, n: None)
+    _same(fast, dota.load_dota_gt(str(gt)))
+    monkeypatch.setattr(dota, "_gt_bulk", lambda texts: None)
+    _same(fast, dota.load_dota_gt(str(gt)))
+
+
+@pytest.mark.parametrize("flag", ["00", "1.0", "+1", "2"])
+def test_gt_byte_reader_leaves_odd_flags_to_the_others(tmp_path: Path, flag: str) -> None:
+    gt = tmp_path / "labelTxt"
+    gt.mkdir()
+    (gt / "A.txt").write_text(f"0 0 4 0 4 4 0 4 plane 0\n1 1 5 1 5 5 1 5 ship {flag}\n")
+    assert dota._gt_bytes((gt / "A.txt").read_text(), 2) is None

@@ -11,6 +11,7 @@ only for what it needs; a new top-level import of one of these fails here with i
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -143,3 +144,38 @@ def test_console_script_holds_openblas_to_one_thread_unless_set(
         main()
     assert os.environ["OPENBLAS_NUM_THREADS"] == (preset or "1")
     assert "iou-eval" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("busy", [None, "handler", "thread"])
+def test_console_script_leaves_without_teardown_only_when_nothing_waits(
+    monkeypatch: pytest.MonkeyPatch, busy: str | None
+) -> None:
+    """``leave``: the streams flushed, then ``os._exit(status)``, unless an exit handler is
+    registered or another thread runs (then the normal exit runs them)."""
+    import atexit
+    import threading
+
+    from iou_cli.cli import app
+
+    left: list[int] = []
+    monkeypatch.setattr(app.os, "_exit", left.append)
+    monkeypatch.setattr(atexit, "_ncallbacks", lambda: int(busy == "handler"))
+    monkeypatch.setattr(threading, "active_count", lambda: 1 + (busy == "thread"))
+    app.leave(3)
+    assert left == ([] if busy else [3])
+
+
+@pytest.mark.parametrize("gate", [None, "AP=0.99"])
+def test_console_script_output_and_status_in_a_fresh_process(
+    tmp_path: Path, gate: str | None
+) -> None:
+    """The console script (``python -m iou_cli``) leaves early: its whole report is on
+    stdout, its status is the command's (a failed gate: 1)."""
+    sample = ROOT / "sample_data" / "coco"
+    args = [str(sample / "preds.json"), str(sample / "gt.json"), "-o", "json", "-q"]
+    args += ["--fail-under", gate] if gate else []
+    p = subprocess.run(
+        [sys.executable, "-m", "iou_cli", *args], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert p.returncode == (1 if gate else 0), p.stderr
+    assert json.loads(p.stdout)["summary"]["AP"] > 0
