@@ -7,6 +7,21 @@ import signal
 from collections.abc import Callable, Iterable
 from typing import Any
 
+_OWN_PROCESS: list[bool] = []  # set once by the console script (see claim_process)
+
+
+def claim_process() -> None:
+    """Mark this process as iou-eval's own (the console script's: one command, then the
+    process ends). Process-wide shortcuts that would change a library caller's process
+    (:func:`own_process`) are taken only then."""
+    if not _OWN_PROCESS:
+        _OWN_PROCESS.append(True)
+
+
+def own_process() -> bool:
+    """Whether this process is iou-eval's own (:func:`claim_process`), not a caller's."""
+    return bool(_OWN_PROCESS)
+
 
 def init_worker() -> None:
     """Default signal handling in a forked worker: the parent's SIGTERM/SIGINT handlers

@@ -192,6 +192,9 @@ def main(argv: list[str] | None = None) -> None:  # noqa: C901
         # products iou-eval hardly makes (small bootstrap ones; --jobs forks processes);
         # a value the user set wins. Set before NumPy is imported (no verb imports it yet).
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        from ..workers import claim_process
+
+        claim_process()
         # what was imported stays (frozen out of the collector's scans), and a collection
         # waits for 100k new containers instead of 700 (a results file is tens of thousands
         # of records: the default spent ~10% of a segm run in the collector)

@@ -13,7 +13,9 @@ See :mod:`iou_cli.tasks.panoptic` for the rules.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -358,12 +360,33 @@ def jit_for(n_pairs: int) -> ModuleType | None:
     from there); None otherwise (the NumPy path: the same numbers)."""
     if n_pairs < JIT_MIN_PAIRS:
         return None
-    try:
-        from . import panoptic_jit
-    except ImportError:  # numba not installed (the jit extra), or not for this NumPy
-        return None
-    panoptic_jit.warm()
+    with _scipy_hidden():
+        try:
+            from . import panoptic_jit
+        except ImportError:  # numba not installed (the jit extra), or not for this NumPy
+            return None
+        panoptic_jit.warm()
     return panoptic_jit
+
+
+@contextmanager
+def _scipy_hidden() -> Iterator[None]:
+    """In iou-eval's own process only (``workers.own_process``), SciPy looks absent while
+    numba starts: numba imports ``scipy.linalg`` (~0.12-0.22 s, most of its start) only to
+    learn whether its ``np.dot``-based inner products may call BLAS, which the compiled
+    counter never does; it then uses its own loop for them. Afterwards SciPy imports as
+    usual. A library caller's process is left alone (its numba keeps BLAS)."""
+    from ..workers import own_process
+
+    if not own_process() or "scipy" in sys.modules:
+        yield
+        return
+    sys.modules["scipy"] = None  # type: ignore[assignment]  # import scipy -> ImportError
+    try:
+        yield
+    finally:
+        if sys.modules.get("scipy", 0) is None:
+            del sys.modules["scipy"]
 
 
 _WORKER_LOOKUP: Lookup | None = None

@@ -191,3 +191,60 @@ def test_bad_input_errors_do_not_depend_on_the_path(
     assert err.path is not None and Path(err.path) == tmp_path / named, err.message()
     assert err.where == where, err.message()
     assert words in err.reason, err.message()
+
+
+_START = """
+import sys
+from iou_cli import workers
+if {own}:
+    workers.claim_process()
+from iou_cli.tasks import panoptic_match as pm
+assert pm.jit_for(pm.JIT_MIN_PAIRS) is not None
+import numba.np.arraymath as am
+print("scipy.linalg" in sys.modules, "scipy" in sys.modules, am._HAVE_BLAS)
+import scipy.linalg  # SciPy imports as usual afterwards
+print(scipy.linalg.__name__)
+"""
+
+
+@pytest.mark.parametrize("own", [True, False])
+def test_numba_starts_without_scipy_only_in_iou_evals_own_process(own: bool) -> None:
+    """The console script's process starts numba with SciPy hidden (numba's scipy.linalg
+    import is most of its start, for BLAS inner products the counter never makes); a
+    library caller's process keeps its numba as numba sets itself up (BLAS found)."""
+    import subprocess
+
+    pytest.importorskip("scipy.linalg")
+    out = subprocess.run(
+        [sys.executable, "-c", _START.format(own=own)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.split("\n")
+    assert out[0] == ("False False False" if own else "True True True")
+    assert out[1] == "scipy.linalg"
+
+
+def test_the_console_script_claims_its_process() -> None:
+    import subprocess
+
+    code = (
+        "import atexit, sys\n"
+        "from iou_cli import workers\n"
+        "atexit.register(lambda: print('own', workers.own_process()))\n"
+        "from iou_cli.cli.app import main\n"
+        "sys.argv = ['iou-eval', '--version']\n"
+        "main()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    ).stdout
+    assert "own True" in out
+    lib = subprocess.run(
+        [sys.executable, "-c", code.replace("main()", "main(['--version'])")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert "own False" in lib
