@@ -27,6 +27,13 @@ def test_the_valid_pair_evaluates(tmp_path: Path) -> None:
 def test_bad_input_is_one_located_error(
     tmp_path: Path, case: object, named: str, where: str | None, words: str
 ) -> None:
+    assert_one_located_error(tmp_path, case, named, where, words)
+
+
+def assert_one_located_error(
+    tmp_path: Path, case: object, named: str, where: str | None, words: str
+) -> None:
+    """``case`` spoils a valid pair: the evaluation raises one error at ``named:where``."""
     pred, gt = valid(tmp_path)
     case(pred, gt)  # type: ignore[operator]
     with pytest.raises(InputError) as info:

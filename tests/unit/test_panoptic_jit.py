@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iou_cli.errors import InputError
 from iou_cli.loaders.png import inflated_rgb8
 from iou_cli.tasks import panoptic_match as pm
 from iou_cli.tasks.panoptic import (
@@ -28,7 +27,8 @@ from iou_cli.tasks.panoptic import (
     run_evaluation,
 )
 from tests.oracle.panoptic_gen import random_sets, to_rgb
-from tests.robust.panoptic_bad_cases import CASES, valid
+from tests.robust.panoptic_bad_cases import CASES
+from tests.robust.test_panoptic_bad_input import assert_one_located_error
 from tests.unit.test_png_fast import write_png
 
 jit = pytest.importorskip("iou_cli.tasks.panoptic_jit", reason="numba (the jit extra)")
@@ -183,14 +183,7 @@ def test_every_image_score_is_the_numpy_paths(tmp_path: Path, jit_on: None) -> N
 def test_bad_input_errors_do_not_depend_on_the_path(
     tmp_path: Path, jit_on: None, case: object, named: str, where: str | None, words: str
 ) -> None:
-    pred, gt = valid(tmp_path)
-    case(pred, gt)  # type: ignore[operator]
-    with pytest.raises(InputError) as info:
-        evaluate_panoptic(str(pred), str(gt))
-    err = info.value
-    assert err.path is not None and Path(err.path) == tmp_path / named, err.message()
-    assert err.where == where, err.message()
-    assert words in err.reason, err.message()
+    assert_one_located_error(tmp_path, case, named, where, words)
 
 
 _START = """
