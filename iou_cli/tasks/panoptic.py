@@ -222,7 +222,15 @@ def load_pair(
     *,
     pred_folder: str | None = None,
     gt_folder: str | None = None,
+    jobs: int = 1,
 ) -> tuple[PanopticSet, PanopticSet, Categories]:
+    """The two sides (ground truth first: its errors come first); with ``jobs`` above 1 the
+    predictions are read by a forked process meanwhile (:mod:`.panoptic_load`)."""
+    from . import panoptic_load
+
+    if panoptic_load.forkable(pred_json, gt_json, jobs):
+        pred, gt = panoptic_load.load_sides(pred_json, gt_json, pred_folder, gt_folder)
+        return pred, gt, categories_of(gt)
     gt = load_panoptic(gt_json, folder=gt_folder, ground_truth=True, role="ground truth")
     pred = load_panoptic(pred_json, folder=pred_folder, ground_truth=False, role="predictions")
     return pred, gt, categories_of(gt)
@@ -248,7 +256,9 @@ def evaluate_panoptic(
     not depend on it).
     """
     check_options(unknown, jobs)
-    pred, gt, cats = load_pair(pred_json, gt_json, pred_folder=pred_folder, gt_folder=gt_folder)
+    pred, gt, cats = load_pair(
+        pred_json, gt_json, pred_folder=pred_folder, gt_folder=gt_folder, jobs=jobs
+    )
     return run_evaluation(
         pred, gt, cats, unknown=unknown, per_image=per_image, jobs=jobs, progress=progress
     )
