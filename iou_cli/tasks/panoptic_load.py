@@ -1,12 +1,13 @@
 """The two panoptic JSONs read at once: with ``--jobs`` above 1, a forked process reads the
-predictions while this one reads the ground truth (each ~0.3 s of a COCO-val-sized run,
-before any image pair is scored: the serial part of ``--jobs``).
+predictions while this one reads the ground truth and starts numba (~0.25, ~0.2 and ~0.3 s
+of a COCO-val-sized run before any image pair is scored: the serial part of ``--jobs``).
+That part went from ~0.78 to ~0.6 s; two children (one per side, this process only
+starting numba) were no faster on 2 cores and pickled both sides.
 
 The child sends the loaded predictions back pickled (~3 MB for 5,000 images, ~0.1 s in
-all), with what it read, which joins this run's read-set (no output goes over it). Anything
-else (a refused file, a child that fails or dies) and this process reads the predictions
-itself, after the ground truth as always: the same errors, in the same order, as one
-process.
+all), with what it read, which joins this run's read-set (no output goes over it). A file
+refused there, or a child that fails or dies: this process reads the predictions itself,
+after the ground truth as always: the same errors, in the same order, as one process.
 """
 
 from __future__ import annotations
@@ -35,31 +36,37 @@ def forkable(pred_json: str, gt_json: str, jobs: int) -> bool:
 def load_sides(
     pred_json: str, gt_json: str, pred_folder: str | None, gt_folder: str | None
 ) -> tuple[PanopticSet, PanopticSet]:
-    """``(pred, gt)``: the ground truth read here while a forked process reads the
-    predictions (:func:`forkable` says when this pays)."""
+    """``(pred, gt)``: a forked process reads the predictions while this one reads the
+    ground truth, then starts numba (the compiled counter's ~0.3 s start, which the
+    workers forked later inherit; nothing when numba is not installed). :func:`forkable`
+    says when this pays."""
     from ..workers import end_workers, fork_workers
+    from .panoptic_match import JIT_MIN_PAIRS, jit_for
 
-    procs = fork_workers(_read_predictions, [(pred_json, pred_folder)])
+    procs = fork_workers(_read_side, [(pred_json, pred_folder, False)])
     try:
-        gt = load_panoptic(gt_json, folder=gt_folder, ground_truth=True, role="ground truth")
-    except BaseException:  # the ground truth's error is the run's: the child is not waited for
+        gt = _load(gt_json, gt_folder, True)  # its error is the run's first, as always
+        jit_for(JIT_MIN_PAIRS)  # meanwhile: numba's start (the run's counter, or none)
+        got = _received(procs[0][1])
+    except BaseException:  # the child is not waited for
         for proc, _ in procs:
             proc.kill()
-        end_workers(procs)
         raise
-    try:
-        got = _received(procs[0][1])
     finally:
         end_workers(procs)
     if got is None:  # refused or failed there: read here, for the one-process error
-        pred = load_panoptic(pred_json, folder=pred_folder, ground_truth=False, role="predictions")
-        return pred, gt
+        return _load(pred_json, pred_folder, False), gt
     pred, files, folders = got
-    for path in files:
-        note_read(path)
-    for path in folders:
-        note_folder(path)
+    for f in files:
+        note_read(f)
+    for f in folders:
+        note_folder(f)
     return pred, gt
+
+
+def _load(path: str, folder: str | None, ground_truth: bool) -> PanopticSet:
+    role = "ground truth" if ground_truth else "predictions"
+    return load_panoptic(path, folder=folder, ground_truth=ground_truth, role=role)
 
 
 def _received(recv: Any) -> tuple[PanopticSet, list[str], list[str]] | None:
@@ -70,20 +77,18 @@ def _received(recv: Any) -> tuple[PanopticSet, list[str], list[str]] | None:
     return got if isinstance(got, tuple) and len(got) == 3 else None
 
 
-def _read_predictions(pred_json: str, pred_folder: str | None, send: Any) -> None:
-    """The forked reader: the predictions and what it read, pickled; None on any failure
-    (this process then reads them itself and words the error)."""
+def _read_side(path: str, folder: str | None, ground_truth: bool, send: Any) -> None:
+    """A forked reader: one side and what it read, pickled; None on any failure (this
+    process then reads that side itself and words the error)."""
     from ..workers import init_worker
 
     init_worker()
     out: Any = None
     try:
         with reading(ReadSet()) as rs:
-            pred = load_panoptic(
-                pred_json, folder=pred_folder, ground_truth=False, role="predictions"
-            )
-        out = (pred, list(rs.files), list(rs.folders))
-    except BaseException:  # noqa: BLE001 - any failure: the parent reads them itself
+            side = _load(path, folder, ground_truth)
+        out = (side, list(rs.files), list(rs.folders))
+    except BaseException:  # noqa: BLE001 - any failure: the parent reads it itself
         out = None
     try:
         send.send_bytes(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
