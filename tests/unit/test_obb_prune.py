@@ -98,9 +98,8 @@ def _scene(seed: int) -> Dataset:
     return Dataset(imgs, Categories([None, None], ["a", "b"]), gt, pr)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_dota_pruning_changes_no_result(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    ds = _scene(seed)
+def _count_clips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of pairs each polygon clipping call gets (appended as they come)."""
     clipped: list[int] = []
     real = obb.intersection_area
 
@@ -109,6 +108,13 @@ def test_dota_pruning_changes_no_result(seed: int, monkeypatch: pytest.MonkeyPat
         return real(pa, pb)
 
     monkeypatch.setattr(obb, "intersection_area", counting)
+    return clipped
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dota_pruning_changes_no_result(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    ds = _scene(seed)
+    clipped = _count_clips(monkeypatch)
     full = run_dota(ds, matches=True)
     n_full = sum(clipped)
     clipped.clear()
@@ -170,14 +176,7 @@ def test_coco_obb_pruning_changes_no_result(seed: int, monkeypatch: pytest.Monke
     from iou_cli.matching import pairs
 
     ds = _coco_scene(seed)
-    clipped: list[int] = []
-    real_clip = obb.intersection_area
-
-    def counting(pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
-        clipped.append(pa.shape[0])
-        return real_clip(pa, pb)
-
-    monkeypatch.setattr(obb, "intersection_area", counting)
+    clipped = _count_clips(monkeypatch)
     fast = evaluate_dataset(ds, protocol="coco", iou_type="obb")
     n_fast = sum(clipped)
     clipped.clear()
