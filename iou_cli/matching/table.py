@@ -79,6 +79,22 @@ class MatchTable:
     def __len__(self) -> int:
         return int(self.det.shape[0])
 
+    @classmethod
+    def rowless(cls, iou_thrs: FloatArray, n_pos: IntArray, area: str = "all") -> MatchTable:
+        """A table without prediction or ground-truth rows, only its thresholds and per-class
+        ground-truth counts: what a result reduced per class (clusters, ``--jobs``) keeps,
+        its curves computed where the rows were."""
+        thr = np.asarray(iou_thrs, dtype=np.float64)
+        T = thr.shape[0]
+        none = np.zeros(0, dtype=np.int64)
+        return cls(
+            iou_thrs=thr, det=none, det_rank=none, det_category=none, det_score=np.zeros(0),
+            det_image=none, det_out=np.zeros(0, dtype=bool), cand=none,
+            gt=np.zeros((T, 0), dtype=np.int64), iou=np.zeros((T, 0)),
+            ignored=np.zeros((T, 0), dtype=bool), gt_counts=np.zeros(0, dtype=bool),
+            n_pos=np.array(n_pos, dtype=np.int64), area=area,
+        )  # fmt: skip
+
     @property
     def n_thresholds(self) -> int:
         return int(self.iou_thrs.shape[0])

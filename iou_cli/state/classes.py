@@ -195,14 +195,7 @@ def combine(
     del cols
     ds = skeleton(rest)
     no_rows = np.zeros(0, dtype=np.int64)
-    thr = np.asarray(lay["thresholds"], dtype=np.float64)
-    table = MatchTable(
-        iou_thrs=thr, det=no_rows, det_rank=no_rows, det_category=no_rows,
-        det_score=np.zeros(0), det_image=no_rows, det_out=np.zeros(0, bool), cand=no_rows,
-        gt=np.zeros((thr.shape[0], 0), np.int64), iou=np.zeros((thr.shape[0], 0)),
-        ignored=np.zeros((thr.shape[0], 0), bool), gt_counts=np.zeros(0, dtype=bool),
-        n_pos=n_pos[0].astype(np.int64), area=areas[0],
-    )  # fmt: skip
+    table = MatchTable.rowless(np.asarray(lay["thresholds"]), n_pos[0], areas[0])
     common: dict[str, Any] = {
         "params": params,
         "dataset": ds,

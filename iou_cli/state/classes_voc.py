@@ -145,13 +145,7 @@ def combine_voc(rest: PartialState, parts: dict[int, dict[str, np.ndarray]]) -> 
     none_i = np.zeros(0, dtype=np.int64)
     none_b = np.zeros(0, dtype=bool)
     thr = float(p["iou_thr"])
-    table = MatchTable(
-        iou_thrs=np.asarray([thr]), det=none_i, det_rank=none_i, det_category=none_i,
-        det_score=np.zeros(0), det_image=none_i, det_out=none_b, cand=none_i,
-        gt=np.zeros((1, 0), np.int64), iou=np.zeros((1, 0)), ignored=np.zeros((1, 0), bool),
-        gt_counts=none_b, n_pos=np.asarray([c["n_gt"] for c in curves], dtype=np.int64),
-        area="all",
-    )  # fmt: skip
+    table = MatchTable.rowless(np.asarray([thr]), np.asarray([c["n_gt"] for c in curves]))
     match = VocMatch(
         tp=none_b, fp=none_b, iou=np.zeros(0), gt_row=none_i, order=none_i, hard=none_b,
         hit=none_b,

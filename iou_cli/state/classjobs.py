@@ -163,15 +163,7 @@ def combine_parts(ds: Dataset, parts: list[dict[str, Any]]) -> Result:
         )
         n_pos[c], n_det[c] = part["n_pos"], part["n_det"]
     op, score_order = _op_columns(parts, K)
-    thr = np.asarray(first["thresholds"], dtype=np.float64)
-    no_rows = np.zeros(0, dtype=np.int64)
-    table = MatchTable(
-        iou_thrs=thr, det=no_rows, det_rank=no_rows, det_category=no_rows,
-        det_score=np.zeros(0), det_image=no_rows, det_out=np.zeros(0, bool), cand=no_rows,
-        gt=np.zeros((thr.shape[0], 0), np.int64), iou=np.zeros((thr.shape[0], 0)),
-        ignored=np.zeros((thr.shape[0], 0), bool), gt_counts=np.zeros(0, dtype=bool),
-        n_pos=n_pos, area=first["area"],
-    )  # fmt: skip
+    table = MatchTable.rowless(np.asarray(first["thresholds"]), n_pos, first["area"])
     ev = LeanCocoEvaluation(
         protocol="coco",
         params=first["params"],
