@@ -10,12 +10,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from iou_cli import Evaluator, evaluate
 from tests.oracle.cocogen import random_scene
 from tests.oracle.lvisgen import random_lvis_scene
+from tests.state.hypo import many, quick
 
 CASES = {
     "coco-bbox": ("coco", "bbox"),
@@ -96,12 +97,7 @@ def check(case: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("case", list(CASES))
-@settings(
-    max_examples=6,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # a failure is shown unshrunk, fast
-)
+@quick(6)
 @given(data=st.data())
 def test_any_split_equals_one_shot(case: str, data: st.DataObject) -> None:
     check(case, data)
@@ -109,7 +105,7 @@ def test_any_split_equals_one_shot(case: str, data: st.DataObject) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@many(80)
 @given(data=st.data())
 def test_any_split_equals_one_shot_many(case: str, data: st.DataObject) -> None:
     check(case, data)

@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from iou_cli import Evaluator, evaluate
 from tests.oracle.cocogen import random_scene
+from tests.state.hypo import many, quick
 from tests.state.test_merge_exact import same
 
 PROTOCOLS = ("coco", "voc", "voc07")
@@ -129,12 +130,7 @@ def check(protocol: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-@settings(
-    max_examples=8,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-)
+@quick(8)
 @given(data=st.data())
 def test_targets_any_split_equals_one_shot(protocol: str, data: st.DataObject) -> None:
     check(protocol, data)
@@ -142,7 +138,7 @@ def test_targets_any_split_equals_one_shot(protocol: str, data: st.DataObject) -
 
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@many(80)
 @given(data=st.data())
 def test_targets_any_split_equals_one_shot_many(protocol: str, data: st.DataObject) -> None:
     check(protocol, data)

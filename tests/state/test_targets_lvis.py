@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from iou_cli import Evaluator, evaluate
 from iou_cli.errors import InputError
 from tests.oracle.lvisgen import random_lvis_scene
+from tests.state.hypo import many, quick
 from tests.state.test_merge_exact import same
 from tests.state.test_targets_exact import Tensorish
 from tests.state.test_targets_shapes import ranks_run
@@ -66,19 +67,14 @@ def check(data: st.DataObject) -> None:
         assert got.params[key] == one.params[key], key
 
 
-@settings(
-    max_examples=6,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-)
+@quick(6)
 @given(data=st.data())
 def test_lvis_targets_any_split_equals_one_shot(data: st.DataObject) -> None:
     check(data)
 
 
 @pytest.mark.slow
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@many(50)
 @given(data=st.data())
 def test_lvis_targets_any_split_equals_one_shot_many(data: st.DataObject) -> None:
     check(data)

@@ -9,11 +9,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from iou_cli import Evaluator, evaluate
 from iou_cli.state.targets import mask_extent, mask_rle
+from tests.state.hypo import quick
 from tests.state.test_merge_exact import same
 
 mask_api = pytest.importorskip("pycocotools.mask")
@@ -98,12 +99,7 @@ def test_mask_rle_and_extent_are_pycocotools() -> None:
         assert area == float(mask_api.area(rle)) and box == [float(v) for v in mask_api.toBbox(rle)]
 
 
-@settings(
-    max_examples=8,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-)
+@quick(8)
 @given(data=st.data())
 def test_masks_any_split_equals_one_shot(data: st.DataObject) -> None:
     gt, per_image, dets = make_scene(data.draw(st.integers(0, 10_000), label="seed"))

@@ -11,24 +11,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from iou_cli import Evaluator, evaluate
 from iou_cli.errors import InputError, UsageError
 from tests.oracle.kptgen import random_kpt_scene
 from tests.oracle.obbgen import rotated_scene
+from tests.state.hypo import many, quick
 from tests.state.test_merge_exact import same
 from tests.state.test_targets_exact import Tensorish
 
 SIG5 = [0.05, 0.1, 0.03, 0.07, 0.2]
 OBB_PROTOCOLS = ("coco", "voc", "voc07", "dota")
-EXAMPLES = settings(
-    max_examples=6,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-)
+EXAMPLES = quick(6)
 
 
 def _col(objs: list[dict[str, Any]], key: str, wrap: Any, dtype: Any = np.float64) -> Any:
@@ -144,7 +140,7 @@ def test_keypoint_targets_any_split_equals_one_shot(data: st.DataObject) -> None
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@many(60)
 @given(data=st.data())
 def test_keypoint_targets_any_split_equals_one_shot_many(data: st.DataObject) -> None:
     check_keypoints(data)
@@ -175,7 +171,7 @@ def test_obb_targets_any_split_equals_one_shot(protocol: str, data: st.DataObjec
 
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol", OBB_PROTOCOLS)
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@many(50)
 @given(data=st.data())
 def test_obb_targets_any_split_equals_one_shot_many(protocol: str, data: st.DataObject) -> None:
     check_obb(protocol, data)

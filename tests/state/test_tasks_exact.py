@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from iou_cli import Evaluator, evaluate
 from tests.oracle.kptgen import random_kpt_scene
 from tests.oracle.test_obb_hotcoco import scene as obb_scene
+from tests.state.hypo import many, quick
 from tests.state.test_merge_exact import same
 
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -91,12 +92,7 @@ def check(case: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("case", list(CASES))
-@settings(
-    max_examples=6,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-)
+@quick(6)
 @given(data=st.data())
 def test_any_split_equals_one_shot(case: str, data: st.DataObject) -> None:
     check(case, data)
@@ -104,7 +100,7 @@ def test_any_split_equals_one_shot(case: str, data: st.DataObject) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@many(60)
 @given(data=st.data())
 def test_any_split_equals_one_shot_many(case: str, data: st.DataObject) -> None:
     check(case, data)
