@@ -43,7 +43,7 @@ def load_sides(
     from ..workers import end_workers, fork_workers
     from .panoptic_match import JIT_MIN_PAIRS, jit_for
 
-    procs = fork_workers(_read_side, [(pred_json, pred_folder, False)])
+    procs = fork_workers(_read_predictions, [(pred_json, pred_folder)])
     try:
         gt = _load(gt_json, gt_folder, True)  # its error is the run's first, as always
         jit_for(JIT_MIN_PAIRS)  # meanwhile: numba's start (the run's counter, or none)
@@ -71,27 +71,27 @@ def _load(path: str, folder: str | None, ground_truth: bool) -> PanopticSet:
 
 def _received(recv: Any) -> tuple[PanopticSet, list[str], list[str]] | None:
     try:
-        got = pickle.loads(recv.recv_bytes())
+        got = recv.recv()
     except (EOFError, OSError, pickle.UnpicklingError):  # the child died
         return None
     return got if isinstance(got, tuple) and len(got) == 3 else None
 
 
-def _read_side(path: str, folder: str | None, ground_truth: bool, send: Any) -> None:
-    """A forked reader: one side and what it read, pickled; None on any failure (this
-    process then reads that side itself and words the error)."""
+def _read_predictions(path: str, folder: str | None, send: Any) -> None:
+    """The forked reader: the predictions and what it read; None on any failure (this
+    process then reads them itself and words the error)."""
     from ..workers import init_worker
 
     init_worker()
     out: Any = None
     try:
         with reading(ReadSet()) as rs:
-            side = _load(path, folder, ground_truth)
+            side = _load(path, folder, False)
         out = (side, list(rs.files), list(rs.folders))
-    except BaseException:  # noqa: BLE001 - any failure: the parent reads it itself
+    except BaseException:  # noqa: BLE001 - any failure: the parent reads them itself
         out = None
     try:
-        send.send_bytes(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
+        send.send(out)
     finally:
         send.close()
 
