@@ -3,8 +3,11 @@ with ``isthing``) plus a folder of RGB PNGs whose pixels encode segment ids as
 ``R + 256 G + 256^2 B`` (id 0 is VOID).
 
 The JSON is read and checked whole up front (every record located, as ``annotations[3].
-segments_info[5].id``); the PNGs are read one image at a time by :func:`read_rgb`. The
-folder defaults to the JSON's path without ``.json``, as panopticapi assumes.
+segments_info[5].id``): by the typed read of :mod:`.panoptic_json` where it vouches for the
+file (the usual case, about 4x faster), else by the generic reader (:mod:`.jsonio`), which
+then words whatever is off; the values are the same either way. The PNGs are read one image
+at a time by :func:`read_rgb`. The folder defaults to the JSON's path without ``.json``, as
+panopticapi assumes.
 """
 
 from __future__ import annotations
@@ -123,6 +126,9 @@ def _sizes(doc: dict[str, Any], path: str) -> dict[int | str, tuple[int, int]]:
         return {}
     if not isinstance(images, list):
         raise InputError(path, "images", f"expected a list, got {kind_of(images)}")
+    fast = _sizes_fast(images)
+    if fast is not None:
+        return fast
     out: dict[int | str, tuple[int, int]] = {}
     for i, img in enumerate(images):
         where = f"images[{i}]"
@@ -138,8 +144,34 @@ def _sizes(doc: dict[str, Any], path: str) -> dict[int | str, tuple[int, int]]:
     return out
 
 
+Columns = tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.float64]]
 _INT = {int}
 _AREA = {int, float, type(None)}
+
+
+def _sizes_fast(images: list[Any]) -> dict[int | str, tuple[int, int]] | None:
+    """:func:`_sizes` of entries that all have an integer or string id (each once) and an
+    integer width and height in range, in a few passes; None otherwise (then the loop in
+    :func:`_sizes` words the first entry that is off)."""
+    try:
+        ids = [img["id"] for img in images]
+        ws = [img["width"] for img in images]
+        hs = [img["height"] for img in images]
+    except (TypeError, KeyError):
+        return None
+    if not (
+        set(map(type, ids)) <= {int, str}
+        and set(map(type, ws)) <= _INT
+        and set(map(type, hs)) <= _INT
+        and len(set(ids)) == len(ids)
+    ):
+        return None
+    ints = [i for i in ids if type(i) is int]
+    if ints and (min(ints) < -(1 << 62) or max(ints) > 1 << 62):
+        return None
+    if ws and (min(ws) < 1 or max(ws) > 1 << 31 or min(hs) < 1 or max(hs) > 1 << 31):
+        return None
+    return dict(zip(ids, zip(ws, hs, strict=True), strict=True))
 
 
 def _segments_fast(
@@ -154,6 +186,13 @@ def _segments_fast(
         area = [s.get("area") for s in infos]
     except (TypeError, KeyError, AttributeError):
         return None
+    return _columns(ids, cats, crowd, area, check_duplicates)
+
+
+def _columns(
+    ids: list[Any], cats: list[Any], crowd: list[Any], area: list[Any], check_duplicates: bool
+) -> Columns | None:
+    """The four columns from the values as read (None: something is off)."""
     if not (
         set(map(type, ids)) <= _INT
         and set(map(type, cats)) <= _INT
@@ -180,9 +219,6 @@ def _segments_fast(
     return a_ids, a_cats, a_crowd.astype(bool), a_area.reshape(-1)
 
 
-Columns = tuple[IntArray, IntArray, npt.NDArray[np.bool_], npt.NDArray[np.float64]]
-
-
 def _all_segments_fast(anns: list[Any]) -> list[Columns] | None:
     """:func:`_segments_fast` for every annotation at once (one set of arrays, sliced per
     image): None when any record is off, and then each is checked on its own."""
@@ -193,13 +229,18 @@ def _all_segments_fast(anns: list[Any]) -> list[Columns] | None:
         flat = [s for i in infos for s in i]
     except (TypeError, KeyError):
         return None
-    cols = _segments_fast(flat, check_duplicates=False)
+    return _split(_segments_fast(flat, check_duplicates=False), [len(i) for i in infos])
+
+
+def _split(cols: Columns | None, counts: list[int]) -> list[Columns] | None:
+    """Flat columns cut into images of ``counts`` segments; None where ``cols`` is None or
+    an image has a segment id twice (then each image is checked on its own)."""
     if cols is None:
         return None
     ids, cats, crowd, area = cols
-    ends = np.cumsum([len(i) for i in infos])
-    starts = ends - np.array([len(i) for i in infos])
-    owner = np.repeat(np.arange(len(infos), dtype=np.int64), ends - starts)
+    ends = np.cumsum(counts, dtype=np.int64)
+    starts = ends - np.array(counts, dtype=np.int64)
+    owner = np.repeat(np.arange(len(counts), dtype=np.int64), ends - starts)
     key = np.sort(owner << 24 | ids)
     if len(key) > 1 and (key[1:] == key[:-1]).any():
         return None  # a duplicate id in one image: located record by record
@@ -257,13 +298,56 @@ def _segments(ann: dict[str, Any], path: str, where: str, fast: Columns | None =
     return ids, cats, crowd, areas
 
 
+def _read(path: str) -> tuple[Any, list[Columns] | None]:
+    """The document (the typed read's raw parts and its annotations' records, or the
+    generic reader's whole document) and, from the typed read, every image's columns."""
+    from .jsonio import load_json, parse_json, read_bytes
+    from .panoptic_json import read_typed
+
+    if path != "-" and os.path.isdir(path):
+        return load_json(path), None  # its error
+    data = read_bytes(path)
+    typed = read_typed(path, data)
+    if typed is not None:
+        flat = _columns(typed.ids, typed.category_ids, typed.iscrowd, typed.area, False)
+        batch = _split(flat, typed.counts)
+        if batch is not None:
+            doc = dict(typed.rest)
+            doc["annotations"] = _Records(typed.image_ids, typed.file_names)
+            return doc, batch
+    return parse_json(path, data), None  # anything off: the generic reader locates it
+
+
+@dataclass
+class _Records:
+    """The typed read's annotations (``image_id`` and ``file_name``; the segments are in
+    the batch of columns), made into records only when one must be looked at one by one."""
+
+    image_ids: list[int | str]
+    names: list[str]
+
+    def dicts(self) -> list[dict[str, Any]]:
+        return [
+            {"image_id": i, "file_name": f} for i, f in zip(self.image_ids, self.names, strict=True)
+        ]
+
+    def plain(self) -> bool:
+        """Every image_id once and every file name a relative path inside the folder (the
+        checks of :func:`load_panoptic`'s loop, which words the first that fails)."""
+        ids, names = self.image_ids, self.names
+        return (
+            len(set(ids)) == len(ids)
+            and all(names)
+            and not any(map(os.path.isabs, names))
+            and not any(".." in n for n in names)
+        )
+
+
 def load_panoptic(
     path: str, *, folder: str | None = None, ground_truth: bool, role: str
 ) -> PanopticSet:
     """Read and check a COCO panoptic JSON (``role``: "ground truth" or "predictions")."""
-    from .jsonio import load_json
-
-    doc = load_json(path)
+    doc, batch = _read(path)
     if not isinstance(doc, dict):
         raise InputError(
             path,
@@ -272,6 +356,9 @@ def load_panoptic(
             f"categories ({role}), got {kind_of(doc)}",
         )
     anns = doc.get("annotations")
+    records = anns if isinstance(anns, _Records) else None
+    if records is not None:
+        anns = records.dicts() if not records.plain() else records.image_ids
     if not isinstance(anns, list):
         raise InputError(
             path,
@@ -293,9 +380,18 @@ def load_panoptic(
             f"no such folder: the {role} PNGs are looked for beside the JSON, in the folder "
             f"named like it (or give {flag})",
         )
-    images: list[PanopticImage] = []
-    by_id: dict[int | str, int] = {}
-    batch = _all_segments_fast(anns)
+    if records is not None and anns is records.image_ids and batch is not None:  # all plain
+        names = records.names
+        images = [
+            PanopticImage(iid, names[i], f"annotations[{i}]", *batch[i])
+            for i, iid in enumerate(anns)
+        ]
+        by_id = {iid: i for i, iid in enumerate(anns)}
+        return _finish(PanopticSet(path, folder, images, by_id), doc, ground_truth)
+    images = []
+    by_id = {}
+    if batch is None:
+        batch = _all_segments_fast(anns)
     for i, ann in enumerate(anns):
         where = f"annotations[{i}]"
         if not isinstance(ann, dict):
@@ -319,10 +415,13 @@ def load_panoptic(
         ids, cats, crowd, areas = _segments(ann, path, where, batch[i] if batch else None)
         by_id[iid] = len(images)
         images.append(PanopticImage(iid, name, where, ids, cats, crowd, areas))
-    out = PanopticSet(path=path, folder=folder, images=images, by_id=by_id)
+    return _finish(PanopticSet(path, folder, images, by_id), doc, ground_truth)
+
+
+def _finish(out: PanopticSet, doc: dict[str, Any], ground_truth: bool) -> PanopticSet:
     if ground_truth:
-        out.categories = _categories(doc, path)
-        out.sizes = _sizes(doc, path)
+        out.categories = _categories(doc, out.path)
+        out.sizes = _sizes(doc, out.path)
     return out
 
 
