@@ -36,7 +36,7 @@ import numpy.typing as npt
 from ..errors import InputError, UsageError
 from ..loaders.panoptic import PanopticImage, PanopticSet, load_panoptic
 from ..result import Result
-from .panoptic_match import ImageScore, Job, run_jobs
+from .panoptic_match import ImageScore, Job, Packed, run_chunks, run_jobs
 
 IntArray = npt.NDArray[np.int64]
 Progress = Callable[[str, int, int], None]
@@ -74,6 +74,16 @@ class PanopticState:
     def zeros(cls, n: int) -> PanopticState:
         z = np.zeros(n, dtype=np.int64)
         return cls(z.copy(), z.copy(), z.copy(), [0.0] * n)
+
+    def add_packed(self, s: Packed) -> None:
+        """:meth:`add` of each image in turn (the IoUs in the same order: the same bits)."""
+        np.add.at(self.tp, s.cats, s.tp)
+        np.add.at(self.fp, s.cats, s.fp)
+        np.add.at(self.fn, s.cats, s.fn)
+        iou = self.iou
+        for c, v in zip(s.match_cat.tolist(), s.match_iou.tolist(), strict=True):
+            iou[c] += v
+        self.images += len(s.n_cats)
 
     def add(self, s: ImageScore) -> None:
         np.add.at(self.tp, s.cats, s.tp)
@@ -153,20 +163,44 @@ def make_jobs(
     pairs: list[tuple[PanopticImage, PanopticImage]],
 ) -> list[Job]:
     """One job per image pair; every segment's category checked before any PNG is read."""
+    index = _cat_indices(pairs, cats)
+    if index is None:  # a category not in the ground truth's: the first one, located
+        index = [
+            _cat_index(im, side, cats, gt.path)
+            for g, p in pairs
+            for im, side in ((g, gt), (p, pred))
+        ]
     return [
         Job(
             gt=g,
             pred=p,
-            gt_cat=_cat_index(g, gt, cats, gt.path),
-            pred_cat=_cat_index(p, pred, cats, gt.path),
+            gt_cat=index[2 * k],
+            pred_cat=index[2 * k + 1],
             gt_png=os.path.join(gt.folder, g.file_name),
             pred_png=os.path.join(pred.folder, p.file_name),
             gt_json=gt.path,
             pred_json=pred.path,
             size=gt.sizes.get(g.image_id),
         )
-        for g, p in pairs
+        for k, (g, p) in enumerate(pairs)
     ]
+
+
+def _cat_indices(
+    pairs: list[tuple[PanopticImage, PanopticImage]], cats: Categories
+) -> list[IntArray] | None:
+    """:func:`_cat_index` of every pair's two images at once (ground truth, prediction, in
+    turn), or None when a category is not in ``cats`` (then the loop locates the first)."""
+    parts = [im.category for g, p in pairs for im in (g, p)]
+    if not parts:
+        return []
+    flat = np.concatenate(parts)
+    ids = np.array(cats.ids, dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    at = np.searchsorted(ids[order], flat).clip(0, len(ids) - 1) if len(ids) else flat
+    if not len(ids) or not np.array_equal(ids[order][at], flat):
+        return None
+    return np.split(order[at], np.cumsum([len(x) for x in parts[:-1]]))
 
 
 def pq_average(
@@ -264,6 +298,18 @@ def evaluate_panoptic(
     )
 
 
+def _image_row(job: Job, score: ImageScore) -> dict[str, Any]:
+    g = job.gt
+    return {
+        "image_id": g.image_id,
+        "file_name": g.file_name,
+        "PQ": score.pq(),
+        "tp": int(score.tp.sum()),
+        "fp": int(score.fp.sum()),
+        "fn": int(score.fn.sum()),
+    }
+
+
 def check_options(unknown: str, jobs: int) -> None:
     if unknown not in ("error", "skip"):
         raise UsageError(f"--unknown: expected error or skip, got {unknown!r}")
@@ -289,23 +335,18 @@ def run_evaluation(
     work = make_jobs(pred, gt, cats, pairs)
     mismatch = 0
     images: list[dict[str, Any]] = []
-    for i, (job, score) in enumerate(zip(work, run_jobs(work, jobs, progress), strict=False)):
-        g = job.gt
-        state.add(score)
-        if on_score is not None:
-            on_score(i, job, score)
-        mismatch += score.area_mismatch
-        if per_image:
-            images.append(
-                {
-                    "image_id": g.image_id,
-                    "file_name": g.file_name,
-                    "PQ": score.pq(),
-                    "tp": int(score.tp.sum()),
-                    "fp": int(score.fp.sum()),
-                    "fn": int(score.fn.sum()),
-                }
-            )
+    if on_score is None and not per_image:  # the sums only: a chunk of images at a time
+        for packed in run_chunks(work, jobs, progress):
+            state.add_packed(packed)
+            mismatch += int(packed.area_mismatch.sum())
+    else:
+        for i, (job, score) in enumerate(zip(work, run_jobs(work, jobs, progress), strict=False)):
+            state.add(score)
+            if on_score is not None:
+                on_score(i, job, score)
+            mismatch += score.area_mismatch
+            if per_image:
+                images.append(_image_row(job, score))
     summary, rows = summarize(state, cats)
     params: dict[str, Any] = {
         "task": "panoptic",

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -55,6 +56,60 @@ class ImageScore:
         if not keep.any():
             return None
         return float(np.mean(self.iou[keep] / den[keep]))
+
+
+@dataclass
+class Packed:
+    """The scores of a run of images as flat arrays (per image: how many touched categories
+    and matches; then those, concatenated in image order): what a worker sends back, one
+    pickle of ten arrays for a chunk instead of eight arrays per image."""
+
+    n_cats: IntArray
+    cats: IntArray
+    tp: IntArray
+    fp: IntArray
+    fn: IntArray
+    iou: npt.NDArray[np.float64]
+    n_match: IntArray
+    match_cat: IntArray
+    match_iou: npt.NDArray[np.float64]
+    area_mismatch: IntArray
+
+    @classmethod
+    def of(cls, scores: Sequence[ImageScore]) -> Packed:
+        def cat(name: str, dtype: type) -> npt.NDArray[Any]:
+            return np.concatenate([getattr(s, name) for s in scores] or [np.empty(0, dtype)])
+
+        return cls(
+            n_cats=np.array([len(s.cats) for s in scores], dtype=np.int64),
+            cats=cat("cats", np.int64),
+            tp=cat("tp", np.int64),
+            fp=cat("fp", np.int64),
+            fn=cat("fn", np.int64),
+            iou=cat("iou", np.float64),
+            n_match=np.array([len(s.match_cat) for s in scores], dtype=np.int64),
+            match_cat=cat("match_cat", np.int64),
+            match_iou=cat("match_iou", np.float64),
+            area_mismatch=np.array([s.area_mismatch for s in scores], dtype=np.int64),
+        )
+
+    def scores(self) -> list[ImageScore]:
+        """The images' scores again (equal arrays, as views)."""
+        a = np.concatenate([[0], np.cumsum(self.n_cats)]).tolist()
+        m = np.concatenate([[0], np.cumsum(self.n_match)]).tolist()
+        return [
+            ImageScore(
+                cats=self.cats[a[i] : a[i + 1]],
+                tp=self.tp[a[i] : a[i + 1]],
+                fp=self.fp[a[i] : a[i + 1]],
+                fn=self.fn[a[i] : a[i + 1]],
+                iou=self.iou[a[i] : a[i + 1]],
+                match_cat=self.match_cat[m[i] : m[i + 1]],
+                match_iou=self.match_iou[m[i] : m[i + 1]],
+                area_mismatch=int(n),
+            )
+            for i, n in enumerate(self.area_mismatch.tolist())
+        ]
 
 
 @dataclass
@@ -410,14 +465,16 @@ def _init_worker(jobs: Sequence[Job], use_jit: bool = False) -> None:
         _WORKER_JIT = panoptic_jit
 
 
-def _score_span(span: tuple[int, int]) -> list[ImageScore] | tuple[str | None, str | None, str]:
+def _score_span(span: tuple[int, int]) -> Packed | tuple[str | None, str | None, str]:
     """Worker side: the scores of jobs[start:end], or the first error as (path, where,
     reason)."""
     global _WORKER_LOOKUP
     if _WORKER_LOOKUP is None:
         _WORKER_LOOKUP = Lookup()
     try:
-        return [score_job(_WORKER_JOBS[i], _WORKER_LOOKUP, _WORKER_JIT) for i in range(*span)]
+        return Packed.of(
+            [score_job(_WORKER_JOBS[i], _WORKER_LOOKUP, _WORKER_JIT) for i in range(*span)]
+        )
     except InputError as exc:
         return (exc.path, exc.where, exc.reason)
 
@@ -427,14 +484,25 @@ def run_jobs(
 ) -> Iterator[ImageScore]:
     """Score the jobs in order; ``n_jobs > 1`` spreads chunks of images over processes.
     Only one pair of PNGs per process is in memory at a time."""
+    for packed in run_chunks(jobs, n_jobs, progress):
+        yield from packed.scores()
+
+
+def run_chunks(
+    jobs: Sequence[Job], n_jobs: int = 1, progress: Progress | None = None
+) -> Iterator[Packed]:
+    """:func:`run_jobs` a chunk of images at a time (:class:`Packed`, in order)."""
     total = len(jobs)
     jit = jit_for(total)
     if n_jobs <= 1 or total <= CHUNK:
         lookup = Lookup()
-        for done, job in enumerate(jobs, start=1):
-            yield score_job(job, lookup, jit)
-            if progress is not None:
-                progress("images", done, total)
+        for start in range(0, total, CHUNK):
+            chunk = []
+            for done in range(start + 1, min(start + CHUNK, total) + 1):
+                chunk.append(score_job(jobs[done - 1], lookup, jit))
+                if progress is not None:
+                    progress("images", done, total)
+            yield Packed.of(chunk)
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
@@ -449,9 +517,8 @@ def run_jobs(
         for out in pool.map(_score_span, spans):
             if isinstance(out, tuple):
                 raise InputError(*out)
-            for score in out:
-                done += 1
-                yield score
+            done += len(out.n_cats)
+            yield out
             if progress is not None:
                 progress("images", done, total)
     finally:  # an error (or a consumer that stops early) cancels the chunks not started
@@ -462,8 +529,10 @@ __all__ = [
     "ImageScore",
     "Job",
     "Lookup",
+    "Packed",
     "jit_for",
     "pixel_runs",
+    "run_chunks",
     "run_jobs",
     "score_counts",
     "score_image",
