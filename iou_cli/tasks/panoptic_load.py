@@ -1,13 +1,12 @@
-"""The two panoptic JSONs read at once: with ``--jobs`` above 1, a forked process reads the
-predictions while this one reads the ground truth and starts numba (~0.25, ~0.2 and ~0.3 s
-of a COCO-val-sized run before any image pair is scored: the serial part of ``--jobs``).
-That part went from ~0.78 to ~0.6 s; two children (one per side, this process only
-starting numba) were no faster on 2 cores and pickled both sides.
+"""The two panoptic JSONs read beside numba's start: with ``--jobs`` above 1, a forked
+process reads the ground truth, then the predictions, while this one starts numba (~0.4 s
+of a COCO-val-sized run before any image pair is scored, the biggest part of the serial
+start of ``--jobs``; each JSON takes ~0.1 s, :mod:`~iou_cli.loaders.panoptic_json`).
 
-The child sends the loaded predictions back pickled (~3 MB for 5,000 images, ~0.1 s in
-all), with what it read, which joins this run's read-set (no output goes over it). A file
-refused there, or a child that fails or dies: this process reads the predictions itself,
-after the ground truth as always: the same errors, in the same order, as one process.
+The child sends both sides back pickled (as flat columns, ~5 MB and ~0.02 s to load for
+5,000 images), with what it read, which joins this run's read-set (no output goes over it).
+A side refused there, or a child that fails or dies: this process reads that side itself,
+the ground truth first as always: the same errors, in the same order, as one process.
 """
 
 from __future__ import annotations
@@ -23,8 +22,8 @@ MIN_BYTES = 4 << 20  # predictions JSON below 4 MiB: the fork and the pickle cos
 
 
 def forkable(pred_json: str, gt_json: str, jobs: int) -> bool:
-    """Whether the predictions are read in a forked process: ``jobs`` above 1, fork
-    available, both JSONs regular files (not standard input) and the predictions big."""
+    """Whether the JSONs are read in a forked process: ``jobs`` above 1, fork available,
+    both JSONs regular files (not standard input) and the predictions big."""
     if jobs <= 1 or not hasattr(os, "fork") or STDIN in (pred_json, gt_json):
         return False
     try:
@@ -36,16 +35,14 @@ def forkable(pred_json: str, gt_json: str, jobs: int) -> bool:
 def load_sides(
     pred_json: str, gt_json: str, pred_folder: str | None, gt_folder: str | None
 ) -> tuple[PanopticSet, PanopticSet]:
-    """``(pred, gt)``: a forked process reads the predictions while this one reads the
-    ground truth, then starts numba (the compiled counter's ~0.3 s start, which the
-    workers forked later inherit; nothing when numba is not installed). :func:`forkable`
-    says when this pays."""
+    """``(pred, gt)``: a forked process reads both while this one starts numba (the
+    compiled counter's ~0.4 s start, which the workers forked later inherit; nothing when
+    numba is not installed). :func:`forkable` says when this pays."""
     from ..workers import end_workers, fork_workers
     from .panoptic_match import JIT_MIN_PAIRS, jit_for
 
-    procs = fork_workers(_read_predictions, [(pred_json, pred_folder)])
+    procs = fork_workers(_read_sides, [(pred_json, pred_folder, gt_json, gt_folder)])
     try:
-        gt = _load(gt_json, gt_folder, True)  # its error is the run's first, as always
         jit_for(JIT_MIN_PAIRS)  # meanwhile: numba's start (the run's counter, or none)
         got = _received(procs[0][1])
     except BaseException:  # the child is not waited for
@@ -54,13 +51,15 @@ def load_sides(
         raise
     finally:
         end_workers(procs)
-    if got is None:  # refused or failed there: read here, for the one-process error
-        return _load(pred_json, pred_folder, False), gt
-    pred, files, folders = got
+    gt, pred, files, folders = got
     for f in files:
         note_read(f)
     for f in folders:
         note_folder(f)
+    if gt is None:  # refused or failed there: read here, for the one-process error
+        gt = _load(gt_json, gt_folder, True)
+    if pred is None:
+        pred = _load(pred_json, pred_folder, False)
     return pred, gt
 
 
@@ -69,29 +68,38 @@ def _load(path: str, folder: str | None, ground_truth: bool) -> PanopticSet:
     return load_panoptic(path, folder=folder, ground_truth=ground_truth, role=role)
 
 
-def _received(recv: Any) -> tuple[PanopticSet, list[str], list[str]] | None:
+Received = tuple[PanopticSet | None, PanopticSet | None, list[str], list[str]]
+
+
+def _received(recv: Any) -> Received:
     try:
         got = recv.recv()
     except (EOFError, OSError, pickle.UnpicklingError):  # the child died
-        return None
-    return got if isinstance(got, tuple) and len(got) == 3 else None
+        return None, None, [], []
+    ok = isinstance(got, tuple) and len(got) == 4
+    return got if ok else (None, None, [], [])
 
 
-def _read_predictions(path: str, folder: str | None, send: Any) -> None:
-    """The forked reader: the predictions and what it read; None on any failure (this
-    process then reads them itself and words the error)."""
+def _read_sides(
+    pred_path: str, pred_folder: str | None, gt_path: str, gt_folder: str | None, send: Any
+) -> None:
+    """The forked reader: the ground truth, the predictions (None for a side it could not
+    read: this process then reads it itself and words the error) and what it read."""
     from ..workers import init_worker
 
     init_worker()
-    out: Any = None
+    sides: list[PanopticSet | None] = [None, None]
+    rs = ReadSet()
     try:
-        with reading(ReadSet()) as rs:
-            side = _load(path, folder, False)
-        out = (side, list(rs.files), list(rs.folders))
-    except BaseException:  # noqa: BLE001 - any failure: the parent reads them itself
-        out = None
+        with reading(rs):
+            sides[0] = _load(gt_path, gt_folder, True)
+            sides[1] = _load(pred_path, pred_folder, False)
+    except BaseException:  # noqa: BLE001 - any failure: the parent reads that side itself
+        pass
     try:
-        send.send(out)
+        send.send((sides[0], sides[1], list(rs.files), list(rs.folders)))
+    except BaseException:  # noqa: BLE001 - unpicklable or a closed pipe: the parent reads
+        pass
     finally:
         send.close()
 

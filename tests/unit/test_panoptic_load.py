@@ -111,10 +111,10 @@ def test_a_child_that_dies_leaves_the_reading_here(
     pred, gt = valid(tmp_path)
     want_p, want_g, want_read = _serial(pred, gt)
 
-    def dies(path: str, folder: str | None, send: object) -> None:
+    def dies(*args: object) -> None:
         os._exit(3)
 
-    monkeypatch.setattr(pl, "_read_predictions", dies)
+    monkeypatch.setattr(pl, "_read_sides", dies)
     with reading() as rs:
         p, g = pl.load_sides(str(pred), str(gt), None, None)
         read = sorted(rs.paths())
