@@ -223,6 +223,97 @@ def pair_counts(fg, fp, h, w, tg, tp, counts, ncol, scratch):
     return 0
 
 
+@njit(inline="always", boundscheck=False)
+def _areas(counts, gt_area):
+    """(status, ground-truth pixel counts, predicted areas, ground-truth areas, mismatches):
+    status 1 or 2 when a ground-truth or predicted segment has no pixel."""
+    kg = counts.shape[0] - 1
+    kp = counts.shape[1] - 1
+    gt_pixels = np.zeros(kg, dtype=np.int64)
+    pred_area = np.zeros(kp, dtype=np.int64)
+    for i in range(kg + 1):
+        for j in range(kp):
+            pred_area[j] += counts[i, j + 1]
+    for i in range(kg):
+        for j in range(kp + 1):
+            gt_pixels[i] += counts[i + 1, j]
+    ga = np.empty(kg, dtype=np.float64)
+    status = 0
+    if (gt_pixels == 0).any():
+        status = 1
+    elif (pred_area == 0).any():
+        status = 2
+    mismatch = 0
+    for i in range(kg):
+        ga[i] = gt_pixels[i] if np.isnan(gt_area[i]) else gt_area[i]
+        if ga[i] != gt_pixels[i]:
+            mismatch += 1
+    return status, pred_area, ga, mismatch
+
+
+@njit(inline="always", boundscheck=False)
+def _false_positives(counts, pred_area, gt_crowd, gt_cat, pred_cat, pred_matched, out):
+    """An unmatched prediction is a false positive unless more than half of it lies in VOID
+    or in the crowd region of its category (the last crowd segment of it)."""
+    crowd_row = np.full(out.shape[1], -1, dtype=np.int64)
+    for r in range(len(gt_crowd)):
+        if gt_crowd[r]:
+            crowd_row[gt_cat[r]] = r
+    for c in range(len(pred_cat)):
+        if pred_matched[c]:
+            continue
+        ignored = counts[0, c + 1]
+        row = crowd_row[pred_cat[c]]
+        if row >= 0:
+            ignored += counts[row + 1, c + 1]
+        if not ignored / pred_area[c] > 0.5:
+            out[1, pred_cat[c]] += 1
+
+
+@njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
+def rules(counts, gt_area, gt_crowd, gt_cat, pred_cat, gt_order, pred_order, out, m_row, m_iou):
+    """panopticapi's rules on one image's ``(G + 1) x (P + 1)`` pixel-pair ``counts``, as
+    :func:`iou_cli.tasks.panoptic_match.score_counts` applies them (the same float
+    operations in the same order: the same bits). ``gt_order``/``pred_order``: the rows and
+    columns by segment id; ``out``: int64 ``(4, n_cat)`` zeros for tp, fp, fn and the
+    touched flag; ``m_row``/``m_iou``: room for ``G * P`` matches. Returns (status, matches,
+    area mismatches): status 1 or 2 when a ground-truth or predicted segment has no pixel
+    (nothing else is done then: the NumPy path words the error)."""
+    status, pred_area, ga, mismatch = _areas(counts, gt_area)
+    if status:
+        return status, 0, 0
+    kg = len(ga)
+    kp = len(pred_area)
+    gt_matched = np.zeros(kg, dtype=np.bool_)
+    pred_matched = np.zeros(kp, dtype=np.bool_)
+    nm = 0
+    for a in range(kg):  # by ground-truth id, then predicted id: panopticapi's order
+        r = gt_order[a]
+        if gt_crowd[r]:
+            continue
+        for b in range(kp):
+            c = pred_order[b]
+            inter = counts[r + 1, c + 1]
+            if inter <= 0 or gt_cat[r] != pred_cat[c]:
+                continue
+            i_rc = np.float64(inter)
+            iou = i_rc / (pred_area[c] + ga[r] - i_rc - counts[0, c + 1])  # VOID left out
+            if iou > 0.5:
+                m_row[nm] = r
+                m_iou[nm] = iou
+                nm += 1
+                gt_matched[r] = True
+                pred_matched[c] = True
+                out[0, gt_cat[r]] += 1
+    for r in range(kg):
+        if not gt_matched[r] and not gt_crowd[r]:
+            out[2, gt_cat[r]] += 1
+    _false_positives(counts, pred_area, gt_crowd, gt_cat, pred_cat, pred_matched, out)
+    for k in range(out.shape[1]):
+        out[3, k] = (out[0, k] + out[1, k] + out[2, k]) > 0
+    return 0, nm, mismatch
+
+
 def scratch_for(width: int) -> np.ndarray:
     """The scratch rows :func:`pair_counts` needs for images ``width`` pixels wide."""
     return np.zeros((6, (3 * width + 7) & ~7), dtype=np.uint8)
@@ -234,6 +325,11 @@ def warm() -> None:
     raw = np.frombuffer(bytes(7), dtype=np.uint8)  # one row of 2 pixels, filter type 0
     table = np.zeros(1, dtype=np.uint16)
     pair_counts(raw, raw, 1, 2, table, table, np.zeros(1, dtype=np.int64), 1, scratch_for(2))
+    one = np.zeros(1, dtype=np.int64)  # one segment a side, category 0
+    counts = np.ones((2, 2), dtype=np.int64)
+    crowd = np.zeros(1, dtype=np.bool_)
+    out = np.zeros((4, 1), dtype=np.int64)
+    rules(counts, np.zeros(1), crowd, one, one, one, one, out, one.copy(), np.zeros(1))
 
 
-__all__ = ["UNKNOWN", "pair_counts", "scratch_for", "warm"]
+__all__ = ["UNKNOWN", "pair_counts", "rules", "scratch_for", "warm"]

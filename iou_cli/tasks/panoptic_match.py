@@ -338,6 +338,38 @@ def score_counts(counts: IntArray, job: Job) -> ImageScore:
     )
 
 
+def jit_rules(counts: IntArray, job: Job, jit: ModuleType) -> ImageScore | None:
+    """:func:`score_counts` by the compiled rules (:func:`.panoptic_jit.rules`: the same
+    operations, the same bits, without ~30 NumPy calls on tiny arrays); None when a segment
+    has no pixel (then :func:`score_counts` words the error)."""
+    gt, pred, gt_cat = job.gt, job.pred, job.gt_cat
+    n_cat = int(max(gt_cat.max(initial=-1), job.pred_cat.max(initial=-1))) + 1
+    out = np.zeros((4, n_cat), dtype=np.int64)
+    room = len(gt.ids) * len(pred.ids)
+    m_row = np.empty(room, dtype=np.int64)
+    m_iou = np.empty(room, dtype=np.float64)
+    order = (np.argsort(gt.ids), np.argsort(pred.ids))
+    status, nm, mismatch = jit.rules(
+        counts, gt.area, gt.iscrowd, gt_cat, job.pred_cat, *order, out, m_row, m_iou
+    )
+    if status:
+        return None
+    match_cat = gt_cat[m_row[:nm]]
+    match_iou = m_iou[:nm].copy()
+    touched = np.flatnonzero(out[3])
+    iou_sum = np.bincount(match_cat, weights=match_iou, minlength=n_cat).astype(np.float64)
+    return ImageScore(
+        cats=touched,
+        tp=out[0][touched],
+        fp=out[1][touched],
+        fn=out[2][touched],
+        iou=iou_sum[touched],
+        match_cat=match_cat,
+        match_iou=match_iou,
+        area_mismatch=int(mismatch),
+    )
+
+
 def _jit_counts(job: Job, lookup: Lookup, jit: ModuleType) -> IntArray | None:
     """The pixel-pair counts by the compiled counter (:mod:`.panoptic_jit`), or None where
     the NumPy path must read the pair (a PNG off the fast path, a size that differs, an id
@@ -388,7 +420,8 @@ def score_job(job: Job, lookup: Lookup, jit: ModuleType | None = None) -> ImageS
     if jit is not None:
         counts = _jit_counts(job, lookup, jit)
         if counts is not None:
-            return score_counts(counts, job)
+            score = jit_rules(counts, job, jit)
+            return score if score is not None else score_counts(counts, job)
     gt_map = read_rgb(job.gt_png)
     h, w = gt_map.shape[:2]
     if job.size is not None and (w, h) != job.size:

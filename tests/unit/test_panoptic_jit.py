@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from iou_cli.loaders.panoptic import PanopticImage
 from iou_cli.loaders.png import inflated_rgb8
 from iou_cli.tasks import panoptic_match as pm
 from iou_cli.tasks.panoptic import (
@@ -241,3 +242,51 @@ def test_the_console_script_claims_its_process() -> None:
         timeout=120,
     ).stdout
     assert "own False" in lib
+
+
+def _random_job(rng: np.random.Generator) -> tuple[pm.Job, np.ndarray]:
+    """A random image's pixel-pair counts and segments: few categories (many candidate
+    pairs), crowd segments, JSON areas absent, exact, off (a ground truth matched twice)
+    or 0 (a zero denominator), VOID rows and columns, empty segments now and then."""
+    kg, kp = int(rng.integers(0, 7)), int(rng.integers(0, 7))
+    counts = rng.integers(0, 40, size=(kg + 1, kp + 1)) * (rng.random((kg + 1, kp + 1)) < 0.6)
+    if rng.random() < 0.7:
+        counts[1:, 1:] += np.eye(kg, kp, dtype=np.int64) * rng.integers(20, 200)
+    pixels = counts[1:].sum(axis=1).astype(np.float64)
+    area = np.where(rng.random(kg) < 0.5, pixels, np.nan)
+    area = np.where(rng.random(kg) < 0.2, np.floor(pixels * rng.random(kg)), area)
+    cats = np.arange(3) * 7
+
+    def image(k: int, ground_truth: bool) -> PanopticImage:
+        ids = rng.choice(np.arange(1, 1000), size=k, replace=False).astype(np.int64)
+        crowd = (rng.random(k) < 0.25) if ground_truth else np.zeros(k, dtype=bool)
+        a = area if ground_truth else np.full(k, np.nan)
+        return PanopticImage(1, "x.png", "annotations[0]", ids, rng.choice(cats, k), crowd, a)
+
+    g, p = image(kg, True), image(kp, False)
+    job = pm.Job(g, p, g.category // 7, p.category // 7, "g.png", "p.png", "g.json", "p.json", None)
+    return job, counts.astype(np.int64)
+
+
+def test_the_compiled_rules_give_the_numpy_rules_bits() -> None:
+    rng = np.random.default_rng(27)
+    checked = errors = doubles = 0
+    for _ in range(3000):
+        job, counts = _random_job(rng)
+        try:
+            want: object = pm.score_counts(counts, job)
+        except pm.InputError as exc:
+            want = exc.where
+        got = pm.jit_rules(counts, job, jit)
+        if isinstance(want, str):
+            errors += 1
+            assert got is None  # the NumPy path words the error
+            continue
+        assert isinstance(want, pm.ImageScore) and got is not None
+        for f in ("cats", "tp", "fp", "fn", "iou", "match_cat", "match_iou"):
+            a, b = getattr(got, f), getattr(want, f)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), f
+        assert got.area_mismatch == want.area_mismatch
+        checked += 1
+        doubles += len(set(want.match_cat.tolist())) < len(want.match_cat)
+    assert checked > 1000 and errors > 100 and doubles > 0
