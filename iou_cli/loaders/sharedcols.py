@@ -121,7 +121,7 @@ def widen_pipe(fd: int) -> None:
 
 def send_raw(fd: int, arr: npt.NDArray[np.float64]) -> None:
     """Write ``arr``'s bytes to the pipe ``fd`` (after the message that says their size)."""
-    view = memoryview(np.ascontiguousarray(arr)).cast("B")
+    view = np.ascontiguousarray(arr).data.cast("B")
     at = 0
     while at < len(view):
         at += os.write(fd, view[at:])
@@ -131,7 +131,7 @@ def recv_raw(fd: int, count: int) -> npt.NDArray[np.float64] | None:
     """``count`` float64 read from the pipe ``fd`` into a fresh array; None when the pipe
     ends first (the writer died)."""
     out = np.empty(count, dtype=np.float64)
-    view = memoryview(out).cast("B")
+    view = out.data.cast("B")
     at = 0
     while at < len(view):
         got = os.readv(fd, [view[at:]])
