@@ -118,6 +118,7 @@ class Pending:
         self.assign: list[list[int]] = []  # each worker's slices
         self.own: list[int] = []  # the slices this process decodes (in get())
         self.names_files = False  # a row has a "file_name" (a part read from the file)
+        self.collected = False  # every worker's part was read (they are exiting)
         chunk = _CHUNK
         parallel = jobs > 1 and len(data) >= _PARALLEL_MIN
         slices: list[tuple[int, int]] | None
@@ -217,6 +218,7 @@ class Pending:
                         if cols is None:  # its keypoint numbers ended early: it died
                             return None
                     got[k] = cols
+            self.collected = True
         finally:
             self.cancel()
         return got
@@ -227,10 +229,11 @@ class Pending:
         return self.procs or None
 
     def cancel(self) -> None:
-        """End the workers: those that sent their share are exiting (a moment's wait);
-        any other is killed (SIGKILL: no handler, no lock, nothing to wait for)."""
+        """End the workers: after every share was read they are exiting (a moment's
+        wait); otherwise (the ground truth failed, a slice was invalid) they are killed at
+        once: a worker may be writing keypoint numbers that nobody will read."""
         procs, self.procs = self.procs, []
-        end_workers(procs)
+        end_workers(procs, 2.0 if self.collected else 0.0)
 
 
 def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:

@@ -437,3 +437,29 @@ def test_no_room_for_the_bound_joins_the_pieces(monkeypatch: pytest.MonkeyPatch)
     assert got is not None and want is not None
     for key in KEYS:
         assert got[key].tobytes() == want[key].tobytes(), key
+
+
+def test_workers_not_collected_are_killed_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prefetch cancelled before its parts were read (the ground truth failed): a worker
+    may be blocked writing keypoint numbers that nobody reads (its own copy of the
+    receiving end keeps the pipe open), so it is killed without the exit wait; after a
+    full collection the workers get their moment to exit."""
+    waits: list[float] = []
+    real = fastcoco.end_workers
+
+    def spy(procs: Any, wait: float = 2.0) -> None:
+        waits.append(wait)
+        real(procs, wait)
+
+    monkeypatch.setattr(fastcoco, "end_workers", spy)
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    data = _kpt_file(3000, seed=5)  # more keypoint bytes than a pipe holds (~1.2 MB)
+    pending = fastcoco.Pending(data, 2, "keypoints", 0)
+    procs = [p for p, _ in pending.procs]
+    assert procs
+    pending.cancel()
+    assert waits == [0.0] and all(p.exitcode is not None for p in procs)
+    waits.clear()
+    pending = fastcoco.Pending(data, 2, "keypoints", 0)
+    assert pending.get() is not None
+    assert waits == [2.0]
