@@ -67,12 +67,15 @@ def fork_workers(
     return procs
 
 
-def end_workers(procs: list[tuple[Any, Any]]) -> None:
-    """End :func:`fork_workers`' processes: those that sent their part are exiting (a
-    moment's wait); any other is killed (SIGKILL: no handler, no lock to wait on)."""
+def end_workers(procs: list[tuple[Any, Any]], wait: float = 2.0) -> None:
+    """End :func:`fork_workers`' processes: those that sent their part are exiting (up to
+    ``wait`` seconds each); any other is killed (SIGKILL: no handler, no lock to wait on).
+    ``wait=0`` when their parts are not wanted any more: a worker still writing to its pipe
+    would wait for a reader (each worker holds a copy of the receiving ends: its writes
+    never fail), never exit."""
     for proc, recv in procs:
         recv.close()
-        proc.join(timeout=2.0)
+        proc.join(timeout=wait)
         if proc.exitcode is None:
             proc.kill()
             proc.join()

@@ -28,10 +28,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..workers import end_workers, fork_workers
+from .bytetable import roomy_malloc
 from .fastkpt import BOUNDARY as _BOUNDARY
 from .fastkpt import id_score_columns, kpt_columns, same_kind, split_range
 from .filesource import FileSource, big_buffer
 from .sharedcols import SharedColumns as _Shared
+from .sharedcols import send_raw, widen_pipe
 
 __all__ = ["read_results", "read_keypoint_results"]
 
@@ -116,6 +118,7 @@ class Pending:
         self.assign: list[list[int]] = []  # each worker's slices
         self.own: list[int] = []  # the slices this process decodes (in get())
         self.names_files = False  # a row has a "file_name" (a part read from the file)
+        self.collected = False  # every worker's part was read (they are exiting)
         chunk = _CHUNK
         parallel = jobs > 1 and len(data) >= _PARALLEL_MIN
         slices: list[tuple[int, int]] | None
@@ -211,8 +214,11 @@ class Pending:
                 for k, cols in zip(self.assign[w], share, strict=False):  # short: declined
                     if isinstance(cols, (int, tuple)):  # written to the shared columns
                         assert self.shared is not None
-                        cols = self.shared.view(k, cols)
+                        cols = self.shared.view(k, cols, recv.fileno())
+                        if cols is None:  # its keypoint numbers ended early: it died
+                            return None
                     got[k] = cols
+            self.collected = True
         finally:
             self.cancel()
         return got
@@ -223,10 +229,11 @@ class Pending:
         return self.procs or None
 
     def cancel(self) -> None:
-        """End the workers: those that sent their share are exiting (a moment's wait);
-        any other is killed (SIGKILL: no handler, no lock, nothing to wait for)."""
+        """End the workers: after every share was read they are exiting (a moment's
+        wait); otherwise (the ground truth failed, a slice was invalid) they are killed at
+        once: a worker may be writing keypoint numbers that nobody will read."""
         procs, self.procs = self.procs, []
-        end_workers(procs)
+        end_workers(procs, 2.0 if self.collected else 0.0)
 
 
 def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -343,15 +350,22 @@ def _decode_share(w: int, send: Any) -> None:
     buf = _Buffer()
     share: list[dict[str, Any] | int | tuple[int, int] | None] = []
     names_files = False
+    raw: list[np.ndarray] = []  # keypoint numbers sent after the message, in its order
     for k in assign[w]:
         a, b = slices[k]
-        alloc = shared.kp_alloc(k) if shared is not None else None
-        cols = _columns(buf.wrap(data, a, b), field, alloc)
+        cols = _columns(buf.wrap(data, a, b), field)
         share.append(shared.put(k, cols) if shared is not None and cols is not None else cols)
         if cols is None:
             break  # the file is declined: the rest need not be decoded
+        if isinstance(share[-1], tuple):
+            raw.append(cols["keypoints"])
         names_files |= isinstance(data, FileSource) and buf.names_files()
+    del buf
     send.send((share, names_files))
+    if raw:
+        widen_pipe(send.fileno())
+        for kp in raw:
+            send_raw(send.fileno(), kp)
     send.close()
 
 
@@ -446,6 +460,7 @@ def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0) -> None:
     if size < _PARALLEL_MIN:
         return
     if field == "keypoints":  # the workers read their own parts of the file
+        roomy_malloc()  # (before the fork: the workers' temporaries too)
         source = _file_source(path, size, jobs, gt_bytes)
         if source is not None:
             _PREFETCHED[(path, field)] = (None, Pending(source, jobs, field))
@@ -516,6 +531,9 @@ def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] |
             raw = read_bytes(path) if cols is None or pending.names_files else b""
         return raw, cols
 
+    if field == "keypoints":
+        # keypoint runs make many temporaries of a few MB (the OKS blocks, the columns)
+        roomy_malloc()
     if field == "keypoints" and jobs < 2:
         whole = _read_keypoint_file(path)
         if whole is not None:

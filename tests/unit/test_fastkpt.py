@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import threading
 from typing import Any
 
 import numpy as np
@@ -15,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from iou_cli.loaders import fastcoco, fastkpt
+from iou_cli.loaders.sharedcols import send_raw
 from tests.unit.test_fastcoco import number_token
 
 KEYS = ("image_id", "category_id", "bbox", "score", "keypoints")
@@ -180,9 +183,10 @@ def test_a_bad_row_in_either_part_declines_the_file(where: str) -> None:
     assert ran and cols is None
 
 
-def test_shared_keypoints_copied_or_pickled() -> None:
-    """A worker's keypoints decoded elsewhere are copied into the mapping; more rows or
-    numbers than the room reserved for the slice: the columns are sent as they are."""
+def test_shared_keypoints_through_the_pipe_or_pickled() -> None:
+    """A worker's ids, boxes and scores go to the mapping and its keypoint numbers through
+    the pipe, read back equal; a pipe that ends early (the worker died) gives None; more
+    rows than the room reserved for the slice: the columns are sent as they are."""
     data = _kpt_file(20)
     slices = fastcoco._split(data, len(data) // 2)
     shared = fastcoco._Shared(slices, "keypoints", fastcoco._MIN_RECORD)
@@ -191,14 +195,22 @@ def test_shared_keypoints_copied_or_pickled() -> None:
     assert cols is not None
     got = shared.put(0, cols)
     assert got == (len(cols["score"]), cols["keypoints"].shape[1])
-    view = shared.view(0, got)
+    r, w = os.pipe()
+    try:  # the keypoint numbers go through the pipe (more than its buffer: a writer thread)
+        writer = threading.Thread(target=send_raw, args=(w, cols["keypoints"]))
+        writer.start()
+        view = shared.view(0, got, r)
+        writer.join()
+    finally:
+        os.close(w)
+    assert view is not None
     for key in KEYS:
         assert np.array_equal(view[key], cols[key]), key
-    big = dict(cols, keypoints=np.zeros((len(cols["score"]), 10_000, 3)))
-    assert shared.put(0, big) is big
-    alloc = shared.kp_alloc(0)
-    assert alloc is not None and np.shares_memory(alloc(10), shared.kp)
-    assert not np.shares_memory(alloc(10**7), shared.kp)
+    assert not np.shares_memory(view["keypoints"], cols["keypoints"])
+    assert shared.view(0, got, r) is None  # the writer is gone before all of it came
+    os.close(r)
+    too_many = fastcoco._Shared([(0, 100)], "keypoints", fastcoco._MIN_RECORD)
+    assert too_many.put(0, cols) is cols  # more rows than the room: sent as they are
 
 
 @pytest.mark.parametrize("broken", ["fork", "mapping"])
@@ -425,3 +437,29 @@ def test_no_room_for_the_bound_joins_the_pieces(monkeypatch: pytest.MonkeyPatch)
     assert got is not None and want is not None
     for key in KEYS:
         assert got[key].tobytes() == want[key].tobytes(), key
+
+
+def test_workers_not_collected_are_killed_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prefetch cancelled before its parts were read (the ground truth failed): a worker
+    may be blocked writing keypoint numbers that nobody reads (its own copy of the
+    receiving end keeps the pipe open), so it is killed without the exit wait; after a
+    full collection the workers get their moment to exit."""
+    waits: list[float] = []
+    real = fastcoco.end_workers
+
+    def spy(procs: Any, wait: float = 2.0) -> None:
+        waits.append(wait)
+        real(procs, wait)
+
+    monkeypatch.setattr(fastcoco, "end_workers", spy)
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    data = _kpt_file(3000, seed=5)  # more keypoint bytes than a pipe holds (~1.2 MB)
+    pending = fastcoco.Pending(data, 2, "keypoints", 0)
+    procs = [p for p, _ in pending.procs]
+    assert procs
+    pending.cancel()
+    assert waits == [0.0] and all(p.exitcode is not None for p in procs)
+    waits.clear()
+    pending = fastcoco.Pending(data, 2, "keypoints", 0)
+    assert pending.get() is not None
+    assert waits == [2.0]

@@ -48,6 +48,29 @@ def test_far_pairs_are_only_pairs_below_the_threshold(seed: int) -> None:
             assert skipped.mean() > 0.2  # the bound does skip far pairs
 
 
+@pytest.mark.parametrize("block", [1, 7, 16])
+def test_oks_in_blocks_equals_one_block(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    # pairs are computed a block at a time (OKS_BLOCK): every pair's OKS is the one the
+    # whole array at once gives, bit for bit, with and without the far-pair skip (blocks
+    # that end inside a run of skipped pairs, a last block shorter than the others)
+    from iou_cli.api import load_pair
+    from iou_cli.matching import pairs
+    from iou_cli.options import LoadOptions
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(11, with_bbox=False)
+    ds = load_pair(dets, gt, LoadOptions(iou_type="keypoints", protocol="coco"))
+    d = np.repeat(np.arange(len(ds.pred)), len(ds.gt))
+    g = np.tile(np.arange(len(ds.gt)), len(ds.pred))
+    sig = pairs.sigma_table(ds)[0]
+    assert d.shape[0] > 2 * 16 + 5
+    whole = {t: pairs.pair_oks(ds, d, g, sig, min_oks=t) for t in (None, 0.5)}
+    monkeypatch.setattr(pairs, "OKS_BLOCK", block)
+    for t, ref in whole.items():
+        assert np.array_equal(pairs.pair_oks(ds, d, g, sig, min_oks=t), ref)
+    assert (whole[None] > 0).sum() > 10
+
+
 @pytest.mark.parametrize("k", [3, 8, 17, 30])
 @pytest.mark.parametrize("density", ["few", "all", "mixed"])
 def test_row_sums_few_kept_all_kept_and_mixed(k: int, density: str) -> None:
