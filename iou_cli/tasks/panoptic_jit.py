@@ -4,7 +4,9 @@ Imported only by :mod:`.panoptic_match` when numba is installed and the run has 
 image pairs to pay for numba's start (about half a second: its import and the cached
 machine code; the first run ever also compiles, a few seconds, cached in ``__pycache__``
 beside this file or numba's user cache folder). Without numba the NumPy path
-(:func:`.panoptic_match.pixel_runs` over pyspng's pixels) gives the same counts.
+(:func:`.panoptic_match.pixel_runs` over pyspng's pixels) gives the same counts, and
+:func:`.panoptic_match.score_counts` the same scores as :func:`rules` (panopticapi's rules
+on the counts, compiled: the same float operations in the same order).
 
 :func:`pair_counts` reads the two PNGs' inflated scanlines (still filtered,
 :func:`iou_cli.loaders.png.inflated_rgb8`) one row at a time: it undoes the row's filter
