@@ -215,3 +215,16 @@ def test_sizes_fast_equals_the_loop() -> None:
         ["x"],
     ):
         assert lp._sizes_fast(bad) is None, bad
+
+
+def test_a_side_pickles_as_columns_and_back(tmp_path: Path) -> None:
+    """The forked reader sends a side as flat columns (PanopticSet.__reduce__): the same
+    images, arrays (NaN areas, an image without segments), ids of both kinds and dicts."""
+    import pickle
+
+    path = _write(tmp_path, json.dumps(_doc()))
+    side = lp.load_panoptic(str(path), ground_truth=True, role="ground truth")
+    back = pickle.loads(pickle.dumps(side))
+    assert _same(back, side) and back.by_id == {1: 0, "b": 1, 2**53: 2}
+    empty = lp.PanopticSet("p.json", "p", [], {})
+    assert _same(pickle.loads(pickle.dumps(empty)), empty)
