@@ -28,7 +28,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ..workers import end_workers, fork_workers
-from .bytetable import roomy_malloc
 from .fastkpt import BOUNDARY as _BOUNDARY
 from .fastkpt import id_score_columns, kpt_columns, same_kind, split_range
 from .filesource import FileSource, big_buffer
@@ -460,7 +459,6 @@ def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0) -> None:
     if size < _PARALLEL_MIN:
         return
     if field == "keypoints":  # the workers read their own parts of the file
-        roomy_malloc()  # (before the fork: the workers' temporaries too)
         source = _file_source(path, size, jobs, gt_bytes)
         if source is not None:
             _PREFETCHED[(path, field)] = (None, Pending(source, jobs, field))
@@ -531,9 +529,6 @@ def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] |
             raw = read_bytes(path) if cols is None or pending.names_files else b""
         return raw, cols
 
-    if field == "keypoints":
-        # keypoint runs make many temporaries of a few MB (the OKS blocks, the columns)
-        roomy_malloc()
     if field == "keypoints" and jobs < 2:
         whole = _read_keypoint_file(path)
         if whole is not None:
