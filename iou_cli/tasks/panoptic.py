@@ -77,22 +77,20 @@ class PanopticState:
 
     def add_packed(self, s: Packed) -> None:
         """:meth:`add` of each image in turn (the IoUs in the same order: the same bits)."""
-        np.add.at(self.tp, s.cats, s.tp)
-        np.add.at(self.fp, s.cats, s.fp)
-        np.add.at(self.fn, s.cats, s.fn)
-        iou = self.iou
-        for c, v in zip(s.match_cat.tolist(), s.match_iou.tolist(), strict=True):
-            iou[c] += v
+        self._add_counts(s)
         self.images += len(s.n_cats)
 
     def add(self, s: ImageScore) -> None:
+        self._add_counts(s)
+        self.images += 1
+
+    def _add_counts(self, s: ImageScore | Packed) -> None:
         np.add.at(self.tp, s.cats, s.tp)
         np.add.at(self.fp, s.cats, s.fp)
         np.add.at(self.fn, s.cats, s.fn)
         iou = self.iou
         for c, v in zip(s.match_cat.tolist(), s.match_iou.tolist(), strict=True):
             iou[c] += v  # one pair at a time: panopticapi's rounding
-        self.images += 1
 
 
 @dataclass

@@ -6,7 +6,6 @@ generic reader words the same located error as before."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -17,23 +16,7 @@ import pytest
 from iou_cli.errors import InputError
 from iou_cli.loaders import panoptic as lp
 from iou_cli.loaders import panoptic_json as pj
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Deep equality of loaded sides: dataclasses, arrays (values, NaN where NaN, dtype),
-    containers, and the types of every value (1 is not "1")."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, np.ndarray):
-        nan = a.dtype.kind == "f"
-        return a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=nan))
-    if dataclasses.is_dataclass(a):
-        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+from tests.unit.same import same
 
 
 def _doc() -> dict[str, Any]:
@@ -94,7 +77,7 @@ def test_typed_read_equals_the_generic_reader(
     assert typed is not None
     got = lp.load_panoptic(str(path), ground_truth=True, role="ground truth")
     want = _generic(monkeypatch, path)
-    assert _same(got, want)
+    assert same(got, want)
     assert got.sizes == {1: (4, 3), "b": (2, 2)} and got.categories[7] == ('q":uote', False)
     assert np.isnan(got.images[1].area).tolist() == [True, True]
 
@@ -146,7 +129,7 @@ def _equal_outcome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: Path) 
     except InputError as exc:
         got = (exc.path, exc.where, exc.reason)
     assert type(got) is type(want)
-    assert got == want if isinstance(want, tuple) else _same(got, want)
+    assert got == want if isinstance(want, tuple) else same(got, want)
 
 
 DUPLICATES = [
@@ -225,6 +208,6 @@ def test_a_side_pickles_as_columns_and_back(tmp_path: Path) -> None:
     path = _write(tmp_path, json.dumps(_doc()))
     side = lp.load_panoptic(str(path), ground_truth=True, role="ground truth")
     back = pickle.loads(pickle.dumps(side))
-    assert _same(back, side) and back.by_id == {1: 0, "b": 1, 2**53: 2}
+    assert same(back, side) and back.by_id == {1: 0, "b": 1, 2**53: 2}
     empty = lp.PanopticSet("p.json", "p", [], {})
-    assert _same(pickle.loads(pickle.dumps(empty)), empty)
+    assert same(pickle.loads(pickle.dumps(empty)), empty)

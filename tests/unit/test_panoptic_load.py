@@ -4,12 +4,10 @@ order as one process; a child that fails or dies leaves the reading to this proc
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from iou_cli.errors import InputError
@@ -19,23 +17,9 @@ from iou_cli.tasks import panoptic_load as pl
 from iou_cli.tasks.panoptic import evaluate_panoptic, load_pair
 from tests.robust.panoptic_bad_cases import CASES, valid
 from tests.robust.test_panoptic_bad_input import assert_one_located_error
+from tests.unit.same import same
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Deep equality of loaded sides: dataclasses, arrays (values and dtype), containers."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
-    if dataclasses.is_dataclass(a):
-        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 def _serial(pred: Path, gt: Path) -> tuple[Any, Any, list[str]]:
@@ -51,7 +35,7 @@ def test_forked_sides_and_read_set_equal_one_process(tmp_path: Path) -> None:
     with reading() as rs:
         p, g = pl.load_sides(str(pred), str(gt), None, None)
         read = sorted(rs.paths())
-    assert _same(p, want_p) and _same(g, want_g)
+    assert same(p, want_p) and same(g, want_g)
     assert read == want_read and str(pred) in read
 
 
@@ -76,7 +60,7 @@ def test_load_pair_forks_only_with_jobs_and_big_predictions(
     got = load_pair(str(pred), str(gt), jobs=2)
     assert calls == ["fork"]
     one = load_pair(str(pred), str(gt), jobs=1)
-    assert _same(got, one)
+    assert same(got, one)
 
 
 def test_evaluations_equal_with_the_forked_reader(
@@ -118,7 +102,7 @@ def test_a_child_that_dies_leaves_the_reading_here(
     with reading() as rs:
         p, g = pl.load_sides(str(pred), str(gt), None, None)
         read = sorted(rs.paths())
-    assert _same(p, want_p) and _same(g, want_g) and read == want_read
+    assert same(p, want_p) and same(g, want_g) and read == want_read
 
 
 def test_a_ground_truth_error_comes_first(tmp_path: Path) -> None:
