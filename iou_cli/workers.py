@@ -67,15 +67,15 @@ def fork_workers(
     return procs
 
 
-def end_workers(procs: list[tuple[Any, Any]], wait: float = 2.0) -> None:
-    """End :func:`fork_workers`' processes: those that sent their part are exiting (up to
-    ``wait`` seconds each); any other is killed (SIGKILL: no handler, no lock to wait on).
-    ``wait=0`` when their parts are not wanted any more: a worker still writing to its pipe
-    would wait for a reader (each worker holds a copy of the receiving ends: its writes
-    never fail), never exit."""
+def end_workers(procs: list[tuple[Any, Any]], collected: bool = True) -> None:
+    """End :func:`fork_workers`' processes. ``collected``: every part was read, so they are
+    exiting (a moment's wait, then any that is not is killed: SIGKILL, no handler, no lock
+    to wait on). Otherwise (the caller failed, or gave up on them) they are killed at once:
+    a worker still writing to its pipe would wait for a reader forever (each worker holds a
+    copy of the receiving ends: its writes never fail), never exit."""
     for proc, recv in procs:
         recv.close()
-        proc.join(timeout=wait)
+        proc.join(timeout=2.0 if collected else 0.0)
         if proc.exitcode is None:
             proc.kill()
             proc.join()

@@ -232,7 +232,7 @@ class Pending:
         wait); otherwise (the ground truth failed, a slice was invalid) they are killed at
         once: a worker may be writing keypoint numbers that nobody will read."""
         procs, self.procs = self.procs, []
-        end_workers(procs, 2.0 if self.collected else 0.0)
+        end_workers(procs, self.collected)
 
 
 def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from typing import Any
 
 import numpy as np
@@ -112,7 +111,7 @@ def widen_pipe(fd: int) -> None:
     default (64 KiB) where that is refused or unknown."""
     import fcntl
 
-    setsize = getattr(fcntl, "F_SETPIPE_SZ", 1031 if sys.platform.startswith("linux") else None)
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)  # (Linux, Python 3.10+)
     if setsize is None:
         return
     with contextlib.suppress(OSError):

@@ -127,6 +127,7 @@ def class_parallel_result(ds: Dataset, options: dict[str, Any], n: int) -> Resul
         procs = fork_workers(_worker, [(w,) for w in range(1, n)])
     finally:
         _JOB.clear()
+    collected = False
     try:
         parts = [class_part(ds, options, groups[0])]
         for w, (_, recv) in enumerate(procs, start=1):
@@ -135,8 +136,9 @@ def class_parallel_result(ds: Dataset, options: dict[str, Any], n: int) -> Resul
             except (EOFError, OSError):  # the worker died
                 status, got = "died", None
             parts.append(got if status == "ok" else class_part(ds, options, groups[w]))
+        collected = True
     finally:
-        end_workers(procs)
+        end_workers(procs, collected)  # (on an exception the workers are not waited for)
     return combine_parts(ds, parts)
 
 

@@ -42,15 +42,13 @@ def load_sides(
     from .panoptic_match import JIT_MIN_PAIRS, jit_for
 
     procs = fork_workers(_read_sides, [(pred_json, pred_folder, gt_json, gt_folder)])
+    collected = False
     try:
         jit_for(JIT_MIN_PAIRS)  # meanwhile: numba's start (the run's counter, or none)
         got = _received(procs[0][1])
-    except BaseException:  # the child is not waited for
-        for proc, _ in procs:
-            proc.kill()
-        raise
+        collected = True
     finally:
-        end_workers(procs)
+        end_workers(procs, collected)  # (on an exception the child is not waited for)
     gt, pred, files, folders = got
     for f in files:
         note_read(f)

@@ -444,12 +444,12 @@ def test_workers_not_collected_are_killed_at_once(monkeypatch: pytest.MonkeyPatc
     may be blocked writing keypoint numbers that nobody reads (its own copy of the
     receiving end keeps the pipe open), so it is killed without the exit wait; after a
     full collection the workers get their moment to exit."""
-    waits: list[float] = []
+    waits: list[bool] = []
     real = fastcoco.end_workers
 
-    def spy(procs: Any, wait: float = 2.0) -> None:
-        waits.append(wait)
-        real(procs, wait)
+    def spy(procs: Any, collected: bool = True) -> None:
+        waits.append(collected)
+        real(procs, collected)
 
     monkeypatch.setattr(fastcoco, "end_workers", spy)
     monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
@@ -458,8 +458,8 @@ def test_workers_not_collected_are_killed_at_once(monkeypatch: pytest.MonkeyPatc
     procs = [p for p, _ in pending.procs]
     assert procs
     pending.cancel()
-    assert waits == [0.0] and all(p.exitcode is not None for p in procs)
+    assert waits == [False] and all(p.exitcode is not None for p in procs)
     waits.clear()
     pending = fastcoco.Pending(data, 2, "keypoints", 0)
     assert pending.get() is not None
-    assert waits == [2.0]
+    assert waits == [True]
