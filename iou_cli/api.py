@@ -319,17 +319,19 @@ def evaluate_dataset(ds: Dataset, options: RunOptions | None = None, **keywords:
     p = get_protocol(run.protocol)
     opts = run.protocol_options()
     try:
-        jobs = run.load.jobs
+        jobs = cores = run.load.jobs
         if jobs != 1:  # (one process needs none of the multiprocessing machinery imported)
             from .state.jobs import resolve_jobs, split_pays
 
-            jobs = resolve_jobs(jobs)
-            jobs = jobs if split_pays(ds, run.protocol) else 1
+            cores = resolve_jobs(jobs)
+            jobs = cores if split_pays(ds, run.protocol) else 1
         if jobs != 1:
             from .state.jobs import parallel_result
 
             result = parallel_result(ds, run.protocol, opts, jobs)
-        else:
+        else:  # one process matches; keypoints may split their pairs' OKS (matching.pairs)
+            if cores > 1 and run.protocol == "coco":
+                opts = {**opts, "pair_jobs": cores}
             result = p.run(ds, opts).result()
     except MemoryError:  # never "out of memory" alone: say what asked for it
         raise ResourceError(

@@ -89,6 +89,10 @@ class Boxes:
     # not overlap have IoU 0 and are never given to the mask kernel)
     mask_box: FloatArray | None = None
     mask_area: FloatArray | None = None  # segm: each mask's pixel count (pycocotools' area)
+    # keypoint results: each row's keypoint extent, corners x0, y0, x1, y1 over all K (the
+    # fast reader makes them while decoding; geometry.oks.kpt_corners otherwise). Derived
+    # from ``keypoints``: whoever replaces those must drop it (None)
+    kpt_box: FloatArray | None = None
 
     def __post_init__(self) -> None:
         """Every column (and ``masks``) has one row per box: checked here, once."""
@@ -123,6 +127,7 @@ class Boxes:
         num_keypoints: IntArray | None = None,
         xywh: FloatArray | None = None,
         obb: npt.ArrayLike | None = None,
+        kpt_box: FloatArray | None = None,
     ) -> Boxes:
         xy = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
         n = xy.shape[0]
@@ -156,6 +161,7 @@ class Boxes:
             num_keypoints=num_keypoints,
             xywh=xywh,
             obb=None if obb is None else np.asarray(obb, dtype=np.float64).reshape(n, 8),
+            kpt_box=kpt_box,
         )
 
     def take(self, index: npt.ArrayLike) -> Boxes:
@@ -178,7 +184,15 @@ class Boxes:
         return cols
 
 
-_OPTIONAL_COLUMNS = ("obb", "keypoints", "num_keypoints", "xywh", "mask_box", "mask_area")
+_OPTIONAL_COLUMNS = (
+    "obb",
+    "keypoints",
+    "num_keypoints",
+    "xywh",
+    "mask_box",
+    "mask_area",
+    "kpt_box",
+)
 _BOX_COLUMNS = tuple(
     f.name for f in fields(Boxes) if f.name not in ("masks", "normalized", *_OPTIONAL_COLUMNS)
 )

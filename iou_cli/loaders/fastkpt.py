@@ -98,7 +98,9 @@ def kpt_columns(
 ) -> dict[str, npt.NDArray[np.generic]] | None:
     """Columns of a keypoint results list without a BOM (also a slice of a bigger one):
     ``image_id``, ``category_id``, ``bbox`` (n, 4; NaN where the rows give none),
-    ``score`` and ``keypoints`` (n, K, 3), or ``None``. ``alloc(size)``: where the flat
+    ``score``, ``keypoints`` (n, K, 3) and ``kpt_box`` (n, 4: each row's keypoint extent,
+    :func:`iou_cli.geometry.oks.kpt_corners`, made here: with ``--jobs``, in the forked
+    workers' part of the time), or ``None``. ``alloc(size)``: where the flat
     keypoint numbers go (a forked worker's shared memory; ``size`` bounds them: a number
     and its comma take two bytes or more); a fresh array by default.
 
@@ -107,6 +109,8 @@ def kpt_columns(
     peak is one piece's floats (~50 a row), and they stay in the cache. (Measured: a row's
     numbers kept as raw JSON and decoded in a second pass cost ~10 % more.)"""
     import msgspec
+
+    from ..geometry.oks import kpt_corners
 
     spans = pieces(data)
     if spans is None:
@@ -174,6 +178,7 @@ def kpt_columns(
         "bbox": bbox,
         "score": score,
         "keypoints": kp,
+        "kpt_box": kpt_corners(kp),
     }
 
 

@@ -145,9 +145,9 @@ def fast_keypoint_columns(cols: dict[str, Any]) -> dict[str, Any]:
         return {}
     from ..geometry.oks import extent
 
-    out: dict[str, Any] = {"kpts": cols["keypoints"]}
+    out: dict[str, Any] = {"kpts": cols["keypoints"], "kpt_box": cols.get("kpt_box")}
     if np.isnan(cols["bbox"]).all():  # no bbox on the rows: the keypoints' extent
-        out["bbox"] = extent(cols["keypoints"])[0]
+        out["bbox"] = extent(cols["keypoints"], out["kpt_box"])[0]
     return out
 
 
@@ -159,6 +159,8 @@ def kpt_box_columns(cols: dict[str, Any], role: str) -> dict[str, Any]:
     out = {"keypoints": cols["kpts"], "xywh": cols["bbox"]}
     if role == "gt":
         out["num_keypoints"] = cols.get("num_kpts")
+    else:
+        out["kpt_box"] = cols.get("kpt_box")
     return out
 
 

@@ -33,7 +33,8 @@ class SharedColumns:
         self.starts = np.cumsum([0, *room]).tolist()
         total = int(self.starts[-1])
         self.keypoints = field == "keypoints"
-        mm = mmap.mmap(-1, 8 * total * (3 + width))
+        extra = 4 if field == "keypoints" else 0  # each row's kpt_box
+        mm = mmap.mmap(-1, 8 * total * (3 + width + extra))
         geom = "bbox" if field == "keypoints" else field
         self.cols: dict[str, Any] = {
             "image_id": np.frombuffer(mm, np.int64, total, 0),
@@ -41,6 +42,9 @@ class SharedColumns:
             geom: np.frombuffer(mm, np.float64, total * width, 16 * total).reshape(-1, width),
             "score": np.frombuffer(mm, np.float64, total, 8 * total * (2 + width)),
         }
+        if extra:
+            at = 8 * total * (3 + width)
+            self.cols["kpt_box"] = np.frombuffer(mm, np.float64, total * 4, at).reshape(-1, 4)
 
     def put(self, k: int, cols: dict[str, Any]) -> dict[str, Any] | int | tuple[int, int]:
         """Slice ``k``'s columns written to the mapping: their row count (keypoints: and K;

@@ -167,7 +167,7 @@ def scale_keypoints(b: Any, xyxy: Any, wi: Any, hi: Any) -> dict[str, Any]:
     kp[:, :, 0] *= wi[:, None]
     kp[:, :, 1] *= hi[:, None]
     xywh = np.stack([xyxy[:, 0], xyxy[:, 1], xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1]], 1)
-    out: dict[str, Any] = {"keypoints": kp, "xywh": xywh}
+    out: dict[str, Any] = {"keypoints": kp, "xywh": xywh, "kpt_box": None}
     if b.num_keypoints is not None:  # ground truth: YOLO has no object area
         out["area"] = xywh[:, 2] * xywh[:, 3] * AREA_FROM_BOX
     return out

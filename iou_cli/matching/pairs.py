@@ -290,6 +290,7 @@ def pair_oks(
     sigmas: FloatArray,
     *,
     min_oks: float | None = None,
+    jobs: int = 1,
 ) -> FloatArray:
     """OKS of aligned (prediction row, ground-truth row) arrays; ``sigmas`` (1, K) or
     (C, K) by the ground truth's category (pycocotools' computeOks; no crowd rule: a crowd
@@ -297,40 +298,107 @@ def pair_oks(
 
     ``min_oks``: pairs that provably score below it (:func:`iou_cli.geometry.oks.far_pairs`)
     are given 0 without computing their OKS; every other pair gets its exact OKS.
+    ``jobs`` > 1: with ``OKS_SPLIT_MIN`` pairs or more, ``jobs`` threads compute a run of
+    the pairs each (each pair's OKS is computed alone: the split cannot change a bit of it).
     """
-    from ..geometry.oks import far_pairs
-
-    out = np.zeros(g_rows.shape[0], dtype=np.float64)
-    if g_rows.shape[0] == 0:
-        return out
     gt, pred = ds.gt, ds.pred
     if gt.keypoints is None or pred.keypoints is None:
         raise ValueError("keypoint pairs need keypoints on both sides (--iou-type keypoints)")
-    if min_oks is None or min_oks <= 0:
-        far = np.zeros(g_rows.shape[0], dtype=bool)
-    else:
-        far = far_pairs(
+    if jobs > 1 and g_rows.shape[0] >= OKS_SPLIT_MIN:
+        return _split_pair_oks(ds, d_rows, g_rows, sigmas, min_oks, jobs)
+    return _pair_oks_part(ds, d_rows, g_rows, sigmas, min_oks)
+
+
+def _pair_oks_part(
+    ds: Dataset, d_rows: IntArray, g_rows: IntArray, sigmas: FloatArray, min_oks: float | None
+) -> FloatArray:
+    """:func:`pair_oks` in one process, a block of pairs at a time: the far-pair test
+    (:func:`iou_cli.geometry.oks.far_bound`) and then the OKS of the block's other pairs."""
+    from ..geometry.oks import far_bound
+
+    P = g_rows.shape[0]
+    out = np.zeros(P, dtype=np.float64)
+    if P == 0:
+        return out
+    gt, pred = ds.gt, ds.pred
+    assert gt.keypoints is not None and pred.keypoints is not None
+    bound = None
+    if min_oks is not None and min_oks > 0:
+        bound = far_bound(
             pred.keypoints,
             gt.keypoints,
             kpt_boxes(gt, None),
             gt.area,
             sigmas,
             gt.category,
-            d_rows,
-            g_rows,
             min_oks,
+            pred.kpt_box,
         )
-    near = np.flatnonzero(~far)
+    if bound is None:
+        near = np.arange(P)
+    else:  # (in blocks: their temporaries stay small)
+        near = np.concatenate(
+            [
+                at
+                + np.flatnonzero(
+                    ~bound.far(d_rows[at : at + FAR_BLOCK], g_rows[at : at + FAR_BLOCK])
+                )
+                for at in range(0, P, FAR_BLOCK)
+            ]
+        )
     for at in range(0, near.shape[0], OKS_BLOCK):
         part = near[at : at + OKS_BLOCK]
         out[part] = _pair_oks(ds, d_rows[part], g_rows[part], sigmas)
     return out
 
 
-# pairs whose OKS is computed at once: each block's (pairs, K) temporaries (~0.5 MB a
-# plane at K = 17) stay in the cache and in memory malloc reuses, where whole planes of a
+# pairs from which a --jobs run splits the OKS between threads: at COCO val's size
+# (~220k pairs, ~43 ms in one thread) two threads take ~30 ms (NumPy releases the GIL in
+# its loops over a block's arrays; a forked process took ~40: each first write to a page
+# after a fork copies it)
+OKS_SPLIT_MIN = 50_000
+
+
+def _split_pair_oks(
+    ds: Dataset,
+    d_rows: IntArray,
+    g_rows: IntArray,
+    sigmas: FloatArray,
+    min_oks: float | None,
+    jobs: int,
+) -> FloatArray:
+    """:func:`pair_oks` with the pairs cut into ``jobs`` runs, each computed by its own
+    thread (this one computes the first)."""
+    import threading
+
+    P = g_rows.shape[0]
+    cuts = [P * j // jobs for j in range(jobs + 1)]
+    out = np.empty(P, dtype=np.float64)
+    failed: list[BaseException] = []
+
+    def part(j: int) -> None:
+        a, b = cuts[j], cuts[j + 1]
+        try:
+            out[a:b] = _pair_oks_part(ds, d_rows[a:b], g_rows[a:b], sigmas, min_oks)
+        except BaseException as exc:  # (MemoryError): raised by the caller's thread
+            failed.append(exc)
+
+    threads = [threading.Thread(target=part, args=(j,), daemon=True) for j in range(1, jobs)]
+    for t in threads:
+        t.start()
+    part(0)
+    for t in threads:
+        t.join()
+    if failed:
+        raise failed[0]
+    return out
+
+
+# pairs tested and computed at once: each block's temporaries ((pairs, K) planes, ~0.5 MB
+# at K = 17) stay in the cache and in memory malloc reuses, where whole planes of a
 # COCO-sized run (~40 MB) were fresh mappings, faulted in page by page every time
 OKS_BLOCK = 4096
+FAR_BLOCK = 16384  # pairs given the far-pair test at once
 
 
 def _pair_oks(ds: Dataset, d_rows: IntArray, g_rows: IntArray, sigmas: FloatArray) -> FloatArray:
@@ -373,15 +441,17 @@ def group_pair_iou(
     d_ng: IntArray,
     *,
     min_sim: float | None = None,
+    jobs: int = 1,
 ) -> FloatArray:
     """The similarity of every pair :func:`expand_groups` laid out, by the geometry
     ``iou_type``: box IoU (``bbox``), mask IoU (``segm``), rotated-box IoU (``obb``) or OKS
     (``keypoints``); for ``segm``, ``obb`` and ``keypoints`` pairs provably below
     ``min_sim`` may be given 0 (see :func:`pair_iou_segm`, :func:`pair_iou_obb`,
-    :func:`pair_oks`)."""
+    :func:`pair_oks`; ``jobs``: threads the OKS may be split between)."""
     if iou_type == "keypoints":
         sig = sigma_table(ds)[0]
-        return pair_oks(ds, d_rows[pair_det], g_rows_sorted[pair_g], sig, min_oks=min_sim)
+        d, g = d_rows[pair_det], g_rows_sorted[pair_g]
+        return pair_oks(ds, d, g, sig, min_oks=min_sim, jobs=jobs)
     if iou_type == "segm":
         return pair_iou_segm(ds, d_rows, g_rows_sorted, d_gstart, d_ng, min_iou=min_sim)
     if iou_type == "obb":

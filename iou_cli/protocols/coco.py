@@ -80,6 +80,7 @@ class CocoParams:
     # all the summary reads; None: every maxDets while the array stays within 256 MiB
     full_arrays: bool | None = None
     accumulate: bool = True  # False: match only (iou_cli.state's map), the arrays stay -1
+    pair_jobs: int = 1  # threads the keypoint pairs' OKS may be split between (--jobs)
 
 
 @dataclass
@@ -310,6 +311,7 @@ def run(
         d_gstart,
         d_ng,
         min_sim=float(thr_eff.min()),
+        jobs=params.pair_jobs,
     )
     del d_gstart, d_ng, d_group
 
@@ -443,6 +445,7 @@ def _params(opts: Mapping[str, Any]) -> CocoParams:
         want_matches=bool(opts.get("matches", False)),
         keep_tables=bool(opts.get("keep_tables", False)),
         accumulate=not opts.get("map_only", False),
+        pair_jobs=int(opts.get("pair_jobs", 1)),
     )
 
 

@@ -20,7 +20,7 @@ from iou_cli.loaders import fastcoco, fastkpt
 from iou_cli.loaders.sharedcols import send_raw
 from tests.unit.test_fastcoco import number_token
 
-KEYS = ("image_id", "category_id", "bbox", "score", "keypoints")
+KEYS = ("image_id", "category_id", "bbox", "score", "keypoints", "kpt_box")
 
 
 def slow_columns(data: bytes) -> dict[str, np.ndarray]:
@@ -38,6 +38,16 @@ def slow_columns(data: bytes) -> dict[str, np.ndarray]:
         ),
         "score": np.array([float(r["score"]) for r in recs], dtype=np.float64),
         "keypoints": np.array([[float(v) for v in r["keypoints"]] for r in recs]).reshape(n, -1, 3),
+        # each row's keypoint extent by Python's min and max over its x and y values
+        "kpt_box": np.array(
+            [
+                [
+                    f(map(float, r["keypoints"][j::3]))
+                    for f, j in ((min, 0), (min, 1), (max, 0), (max, 1))
+                ]
+                for r in recs
+            ]
+        ).reshape(n, 4),
     }
 
 
@@ -48,6 +58,9 @@ def assert_same(fast: dict[str, Any] | None, data: bytes) -> None:
     for key in KEYS:
         assert fast[key].dtype == slow[key].dtype, key
         assert fast[key].shape == slow[key].shape, key
+        if key == "kpt_box":  # an extent: 0.0 and -0.0 tie (either may be the min)
+            assert np.array_equal(fast[key], slow[key]), key
+            continue
         assert fast[key].tobytes() == slow[key].tobytes(), key  # -0.0 and every last bit
 
 

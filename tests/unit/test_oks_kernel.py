@@ -4,6 +4,10 @@ past NumPy's 128-value block)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -89,3 +93,93 @@ def test_row_sums_few_kept_all_kept_and_mixed(k: int, density: str) -> None:
     ours = row_sums(a, kept, n)
     ref = np.array([np.sum(a[i][kept[i]]) for i in range(a.shape[0])])
     assert np.array_equal(ours, ref)
+
+
+@pytest.mark.parametrize("k", [1, 2, 17, 30])
+def test_kpt_corners_are_each_rows_min_and_max(monkeypatch: pytest.MonkeyPatch, k: int) -> None:
+    # the extent is taken a block of rows at a time from a transposed copy: it must be each
+    # row's min and max of its x and y values (Python's, value by value), across blocks
+    from iou_cli.geometry import oks
+
+    rng = np.random.default_rng(k)
+    kp = rng.normal(0, 500, size=(23, k, 3))
+    kp[3] = 7.0  # a row of one value
+    rows = [([p[0] for p in r], [p[1] for p in r]) for r in kp.tolist()]
+    ref = np.array([[min(x), min(y), max(x), max(y)] for x, y in rows])
+    monkeypatch.setattr(oks, "_CORNER_ROWS", 5)  # blocks of 5, a last one of 3
+    assert np.array_equal(oks.kpt_corners(kp), ref)
+    monkeypatch.setattr(oks, "_CORNER_ROWS", 2048)
+    assert np.array_equal(oks.kpt_corners(kp), ref)
+    assert oks.kpt_corners(np.zeros((0, k, 3))).shape == (0, 4)
+    box, area = oks.extent(kp)
+    assert np.array_equal(box[:, 2], ref[:, 2] - ref[:, 0])
+    assert np.array_equal(area, (ref[:, 2] - ref[:, 0]) * (ref[:, 3] - ref[:, 1]))
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_oks_split_between_threads_equals_one(monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    # --jobs splits the pairs' OKS between threads: every pair's value is the one a single
+    # thread gives, bit for bit, with and without the far-pair skip, with far-test blocks
+    # that end inside a thread's run; and the split really ran
+    from iou_cli.api import load_pair
+    from iou_cli.matching import pairs
+    from iou_cli.options import LoadOptions
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(5, with_bbox=False)
+    ds = load_pair(dets, gt, LoadOptions(iou_type="keypoints", protocol="coco"))
+    d = np.repeat(np.arange(len(ds.pred)), len(ds.gt))
+    g = np.tile(np.arange(len(ds.gt)), len(ds.pred))
+    sig = pairs.sigma_table(ds)[0]
+    one = {t: pairs.pair_oks(ds, d, g, sig, min_oks=t) for t in (None, 0.5)}
+    split = pairs._split_pair_oks
+    calls: list[int] = []
+
+    def spy(*args: object) -> object:
+        calls.append(1)
+        return split(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pairs, "_split_pair_oks", spy)
+    monkeypatch.setattr(pairs, "OKS_SPLIT_MIN", 1)
+    monkeypatch.setattr(pairs, "FAR_BLOCK", 7)
+    for t, ref in one.items():
+        assert np.array_equal(pairs.pair_oks(ds, d, g, sig, min_oks=t, jobs=jobs), ref)
+    assert len(calls) == 2
+    assert (one[0.5] > 0).sum() > 10 and (one[0.5] == 0).sum() > 10
+
+
+def test_fast_reader_extent_is_the_far_test_extent(tmp_path: Path) -> None:
+    # the fast results reader hands each row's keypoint extent to the far-pair test
+    # (Boxes.kpt_box); the test gives the same pairs as with the extent computed there
+    from iou_cli.api import load_pair
+    from iou_cli.geometry.oks import far_pairs, kpt_corners
+    from iou_cli.matching.pairs import kpt_boxes, sigma_table
+    from iou_cli.options import LoadOptions
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(3, with_bbox=False)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dets.json").write_text(json.dumps(dets))
+    ds = load_pair(
+        str(tmp_path / "dets.json"),
+        str(tmp_path / "gt.json"),
+        LoadOptions(iou_type="keypoints", protocol="coco"),
+    )
+    pred = ds.pred
+    assert pred.keypoints is not None and ds.gt.keypoints is not None
+    assert pred.kpt_box is not None  # (a results file: the fast reader made them)
+    assert np.array_equal(pred.kpt_box, kpt_corners(pred.keypoints))
+    d = np.repeat(np.arange(len(pred)), len(ds.gt))
+    g = np.tile(np.arange(len(ds.gt)), len(pred))
+
+    def far(corners: Any) -> Any:
+        gk, pk = ds.gt.keypoints, pred.keypoints
+        assert gk is not None and pk is not None
+        box, sig = kpt_boxes(ds.gt, None), sigma_table(ds)[0]
+        return far_pairs(pk, gk, box, ds.gt.area, sig, ds.gt.category, d, g, 0.5, corners)
+
+    given = far(kpt_corners(pred.keypoints))
+    assert np.array_equal(far(None), given) and given.any()
+    half = pred.take(np.arange(0, len(pred), 2))
+    assert half.keypoints is not None
+    assert half.kpt_box is None or np.array_equal(half.kpt_box, kpt_corners(half.keypoints))
