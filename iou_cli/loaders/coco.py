@@ -18,9 +18,10 @@ from ..errors import InputError, kind_of
 from . import keypoints as kpt
 from .coco_images import finite, images_table, is_id, is_num, stem, stem_problem, table_key
 from .coco_obb import obb_arrays, obb_columns
+from .coco_typed import AnnTable, read_keypoint_gt
 from .fastcoco import read_path
-from .ids import factorize
-from .jsonio import load_json, parse_json
+from .ids import id_column as _id_column
+from .jsonio import load_json, parse_json, read_bytes
 from .lvis import federated_columns
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -92,17 +93,6 @@ def _check_record(  # noqa: C901
 def _locate(recs: list[Any], path: str, prefix: str, **need: bool) -> None:
     for i, rec in enumerate(recs):
         _check_record(rec, f"{prefix}[{i}]", path, **need)
-
-
-def _id_column(values: list[Any] | np.ndarray) -> tuple[np.ndarray, list[Hashable]]:
-    """Factorise ids: returns (codes, uniques) with codes indexing uniques."""
-    arr = np.asarray(values)
-    if arr.dtype.kind in "iu" and arr.ndim == 1:  # (a list id [1] makes a 2-D array)
-        codes, uniq = factorize(arr)
-        return codes, uniq.tolist()
-    table: dict[Hashable, int] = {}
-    codes_l = [table.setdefault(v, len(table)) for v in values]
-    return np.asarray(codes_l, dtype=np.int64), list(table)
 
 
 def _flag_column(values: list[Any]) -> np.ndarray:
@@ -214,6 +204,13 @@ def load_coco(
                 _attach_file_names(side, parse_json(path, raw))
             return side
         data = parse_json(path, raw)
+    if data is None and role == "gt" and iou_type == "keypoints" and _plain_file(path):
+        raw = read_bytes(path)
+        typed = read_keypoint_gt(path, raw)  # a plain keypoint ground truth, else None
+        if typed is not None:
+            doc, table = typed
+            return _load_dataset(path, doc, role=role, iou_type=iou_type, typed=table)
+        data = parse_json(path, raw)
     if data is None:
         data = load_json(path)
     if isinstance(data, list):
@@ -243,6 +240,10 @@ def load_coco(
         None,
         f"expected a COCO dataset object or a results list, got {kind_of(data)}",
     )
+
+
+def _plain_file(path: str) -> bool:
+    return path != "-" and not os.path.isdir(path)
 
 
 def _fast_columns(cols: dict[str, np.ndarray], angle_unit: str = "rad") -> dict[str, Any]:
@@ -346,8 +347,16 @@ def _table(data: dict[str, Any], key: str, path: str) -> list[Any]:
 
 # complexity: the dataset reader: one pass per COCO table, each check located; split along tables later
 def _load_dataset(  # noqa: C901
-    path: str, data: dict[str, Any], *, role: str, iou_type: str, angle_unit: str = "rad"
+    path: str,
+    data: dict[str, Any],
+    *,
+    role: str,
+    iou_type: str,
+    angle_unit: str = "rad",
+    typed: AnnTable | None = None,
 ) -> Side:
+    """A COCO dataset's side; ``typed``: its annotations' table, read by
+    :func:`.coco_typed.read_keypoint_gt` (otherwise made from ``data["annotations"]``)."""
     images_l = _table(data, "images", path)
     anns = _table(data, "annotations", path)
     cats_l = _table(data, "categories", path)
@@ -380,24 +389,9 @@ def _load_dataset(  # noqa: C901
     cat_index = {cid: j for j, cid in enumerate(cat_ids)}
     federated = federated_columns(path, images_l, cats_l, cat_index) if role == "gt" else None
 
-    has_scores = bool(anns) and all(isinstance(a, dict) and "score" in a for a in anns)
-    need_score = role == "pred"
-    if role == "pred" and anns and not has_scores:
-        raise InputError(
-            path,
-            None,
-            "predictions have no 'score': this looks like ground truth "
-            "(predictions come first: iou-eval PREDICTIONS GROUND_TRUTH)",
-        )
-    cols = _records_to_columns(
-        anns,
-        path,
-        "annotations",
-        need_score=need_score,
-        iou_type=iou_type,
-        angle_unit=angle_unit,
-    )
-    n = len(anns)
+    table = typed or _ann_table(anns, path, role=role, iou_type=iou_type, angle_unit=angle_unit)
+    cols, has_scores = table.cols, table.has_scores
+    n = len(cols["score"])
     img_lookup = np.array([img_index.get(norm_id(u), -1) for u in cols["img_uniq"]], dtype=np.int64)
     cat_lookup = np.array([cat_index.get(norm_id(u), -1) for u in cols["cat_uniq"]], dtype=np.int64)
     image = img_lookup[cols["img_codes"]] if n else np.zeros(0, dtype=np.int64)
@@ -407,19 +401,19 @@ def _load_dataset(  # noqa: C901
         raise InputError(
             path,
             f"annotations[{i}].image_id",
-            f"image id {anns[i]['image_id']!r} is not in 'images'",
+            f"image id {cols['img_uniq'][cols['img_codes'][i]]!r} is not in 'images'",
         )
     if (category < 0).any():
         i = int(np.flatnonzero(category < 0)[0])
         raise InputError(
             path,
             f"annotations[{i}].category_id",
-            f"category id {anns[i]['category_id']!r} is not in 'categories'",
+            f"category id {cols['cat_uniq'][cols['cat_codes'][i]]!r} is not in 'categories'",
         )
     xyxy, box_area = _xywh_columns(cols["bbox"], path, "annotations")
     box_area = cols.get("obb_area", box_area)
     # annotation ids (optional; row + 1 where absent), unique
-    ann_ids = [a.get("id", i + 1) for i, a in enumerate(anns)]
+    ann_ids = table.ids
     try:
         ids_arr = np.asarray(ann_ids) if n else np.zeros(0, dtype=np.int64)
     except ValueError:  # ragged: some id is a list
@@ -454,7 +448,7 @@ def _load_dataset(  # noqa: C901
     area = box_area.copy()
     # area: the annotation's own field (COCO area ranges); w*h where absent. Checked in bulk,
     # record by record only to locate a bad value.
-    vals = [a.get("area") for a in anns]
+    vals = table.areas
     bad_area: bool = True
     if {type(v) for v in vals} <= {int, float, type(None)}:
         try:
@@ -469,9 +463,9 @@ def _load_dataset(  # noqa: C901
                 raise InputError(
                     path, f"annotations[{i}].area", f"expected a finite number, got {kind_of(v)}"
                 )
-    flag_values: dict[str, list[Any]] = {}
+    flag_values = table.flags
     for key in ("iscrowd", "ignore"):
-        flag_values[key] = fv = [a.get(key) for a in anns]
+        fv = flag_values[key]
         try:
             plain = set(fv) <= {0, 1, None}  # True/False compare equal to 1/0
         except TypeError:  # an unhashable value such as a list
@@ -510,6 +504,35 @@ def _load_dataset(  # noqa: C901
         notes=notes,
         federated=federated,
         skeleton=skeleton,
+    )
+
+
+def _ann_table(
+    anns: list[Any], path: str, *, role: str, iou_type: str, angle_unit: str
+) -> AnnTable:
+    """The annotations' table from their records (dicts; each check located)."""
+    has_scores = bool(anns) and all(isinstance(a, dict) and "score" in a for a in anns)
+    if role == "pred" and anns and not has_scores:
+        raise InputError(
+            path,
+            None,
+            "predictions have no 'score': this looks like ground truth "
+            "(predictions come first: iou-eval PREDICTIONS GROUND_TRUTH)",
+        )
+    cols = _records_to_columns(
+        anns,
+        path,
+        "annotations",
+        need_score=role == "pred",
+        iou_type=iou_type,
+        angle_unit=angle_unit,
+    )
+    return AnnTable(
+        cols,
+        ids=[a.get("id", i + 1) for i, a in enumerate(anns)],
+        areas=[a.get("area") for a in anns],
+        flags={key: [a.get(key) for a in anns] for key in ("iscrowd", "ignore")},
+        has_scores=has_scores,
     )
 
 

@@ -9,6 +9,7 @@ beyond a few times the row count) take the sort.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -35,3 +36,15 @@ def factorize(arr: npt.NDArray[Any]) -> tuple[IntArray, npt.NDArray[Any]]:
             return lut[shifted], uniq.astype(arr.dtype)
     uniq_s, codes = np.unique(arr, return_inverse=True)
     return codes.astype(np.int64).reshape(-1), uniq_s
+
+
+def id_column(values: list[Any] | np.ndarray) -> tuple[np.ndarray, list[Hashable]]:
+    """Factorise ids of any kind: ``(codes, uniques)``, codes indexing uniques (integer ids
+    by :func:`factorize`, others in order of first sight)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu" and arr.ndim == 1:  # (a list id [1] makes a 2-D array)
+        codes, uniq = factorize(arr)
+        return codes, uniq.tolist()
+    table: dict[Hashable, int] = {}
+    codes_l = [table.setdefault(v, len(table)) for v in values]
+    return np.asarray(codes_l, dtype=np.int64), list(table)

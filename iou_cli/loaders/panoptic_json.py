@@ -86,7 +86,7 @@ def _decoder() -> tuple[Any, Any]:
     return msgspec.json.Decoder(document), UNSET
 
 
-def _keys_written(data: bytes) -> int:
+def keys_written(data: bytes) -> int:
     """The keys written in ``data`` (each key's closing quote, optional white space, ``:``),
     plus any string content that looks like one (only ever more)."""
     n = data.count(b'":')
@@ -118,14 +118,14 @@ def read_typed(path: str, data: bytes) -> TypedDoc | None:
     n_bbox = sum(1 for s in segs if s.bbox is unset)
     keys = 3 * len(anns) + 5 * len(segs) - n_area - n_crowd - n_bbox
     rest: dict[str, Any] = {}
-    written = _keys_written(data)
+    written = keys_written(data)
     for name in RAW_KEYS:
         raw = getattr(doc, name)
         if raw is unset:
             continue
         part = bytes(raw)
         keys += 1  # the top-level key itself
-        written -= _keys_written(part)  # the part's own keys: its reader checks them
+        written -= keys_written(part)  # the part's own keys: its reader checks them
         try:
             rest[name] = parse_json(path, part)
         except InputError:  # located in the whole file by the generic reader
