@@ -31,8 +31,8 @@ from ..workers import end_workers, fork_workers
 from .fastkpt import BOUNDARY as _BOUNDARY
 from .fastkpt import id_score_columns, kpt_columns, same_kind, split_range
 from .filesource import FileSource, big_buffer
+from .sharedcols import KeypointRoom, send_raw, widen_pipe
 from .sharedcols import SharedColumns as _Shared
-from .sharedcols import send_raw, widen_pipe
 
 __all__ = ["read_results", "read_keypoint_results"]
 
@@ -118,6 +118,7 @@ class Pending:
         self.own: list[int] = []  # the slices this process decodes (in get())
         self.names_files = False  # a row has a "file_name" (a part read from the file)
         self.collected = False  # every worker's part was read (they are exiting)
+        self.joined: np.ndarray | None = None  # every slice's keypoint numbers, in order
         chunk = _CHUNK
         parallel = jobs > 1 and len(data) >= _PARALLEL_MIN
         slices: list[tuple[int, int]] | None
@@ -187,39 +188,58 @@ class Pending:
         shared, self.shared = self.shared, None
         if shared is not None and all(shared.holds(p) for p in done):
             return shared.compact([int(p["score"].shape[0]) for p in done])
+        joined, self.joined = self.joined, None
+        if joined is not None:  # the keypoints are in place already: one view of them
+            rest = _concat([{k: v for k, v in p.items() if k != "keypoints"} for p in done])
+            k = done[0]["keypoints"].shape[1]
+            return {**rest, "keypoints": joined.reshape(-1, k, 3)}
         return _concat(done)  # copies (the shared mapping goes with its last view)
 
     def _collect(self) -> list[dict[str, Any] | None] | None:
         """Every slice's columns: this process's own slices decoded here (while the workers
         decode theirs), then each worker's; ``None`` when a slice is invalid or a worker
-        died. The workers are ended in any case."""
+        died. The workers are ended in any case. Keypoints go straight to their place in
+        one array (:class:`.sharedcols.KeypointRoom`)."""
         data, field, slices = self.data, self.field, self.slices
         assert slices is not None
         got: list[dict[str, Any] | None] = [None] * len(slices)
+        room = KeypointRoom.make(slices, self.assign, self.own) if field == "keypoints" else None
         try:
             buf = _Buffer()
             for k in self.own:
-                got[k] = _columns(buf.wrap(data, *slices[k]), field)
-                if got[k] is None:
+                alloc = room.own_alloc if room is not None else None
+                got[k] = part = _columns(buf.wrap(data, *slices[k]), field, alloc)
+                if part is None:
                     return None
+                if room is not None:
+                    room.own_done(part["keypoints"])
                 self.names_files |= buf.names_files()
             del buf
-            for w, (_, recv) in enumerate(self.procs):
+            shares: list[list[Any]] = []
+            for _, recv in self.procs:
                 try:
                     share, names_files = recv.recv()
                 except (EOFError, OSError):  # the worker died: decline the file
                     return None
                 self.names_files |= names_files
+                shares.append(share)
+            if room is not None and not room.place_workers(shares):
+                room = None  # (cannot happen) each part read apart, then concatenated
+            for w, ((_, recv), share) in enumerate(zip(self.procs, shares, strict=True)):
                 for k, cols in zip(self.assign[w], share, strict=False):  # short: declined
                     if isinstance(cols, (int, tuple)):  # written to the shared columns
                         assert self.shared is not None
-                        cols = self.shared.view(k, cols, recv.fileno())
+                        out = room.worker_out(cols) if room is not None else None
+                        cols = self.shared.view(k, cols, recv.fileno(), out)
                         if cols is None:  # its keypoint numbers ended early: it died
                             return None
+                    elif room is not None and cols is not None:  # pickled: copied in place
+                        room.worker_copy(cols)
                     got[k] = cols
             self.collected = True
         finally:
             self.cancel()
+        self.joined = room.joined() if room is not None else None
         return got
 
     @property
@@ -257,7 +277,7 @@ def _split(data: bytes, chunk: int) -> list[tuple[int, int]]:
 
 
 _SHARED_FIELDS = ("bbox", "obb", "keypoints")  # columns sent back in shared memory
-_GT_COST = 2.5  # a ground-truth byte takes ~2.5x the CPU of a keypoint result byte (typed read)
+_GT_COST = 2.0  # a ground-truth byte takes ~2x the CPU of a keypoint result byte (typed read)
 
 
 def _share_sizes(total: int, jobs: int, gt_bytes: int) -> tuple[int, list[float]]:

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .filesource import big_floats
+
 FloatArray = npt.NDArray[np.float64]
 Alloc = Callable[[int], FloatArray]  # the flat keypoint array for n numbers
 
@@ -118,7 +120,7 @@ def kpt_columns(
     cap = len(data) // 2 + 1
     out: FloatArray | None
     try:  # (virtual memory: only the pages written are taken)
-        out = alloc(cap) if alloc is not None else np.empty(cap, dtype=np.float64)
+        out = alloc(cap) if alloc is not None else big_floats(cap)
     except MemoryError:  # no room for the bound: each piece's numbers apart, joined once
         out = None
     chunks: list[FloatArray] = []

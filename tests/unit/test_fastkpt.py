@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iou_cli.loaders import fastcoco, fastkpt
+from iou_cli.loaders import fastcoco, fastkpt, sharedcols
 from iou_cli.loaders.sharedcols import send_raw
 from tests.unit.test_fastcoco import number_token
 
@@ -476,3 +476,43 @@ def test_workers_not_collected_are_killed_at_once(monkeypatch: pytest.MonkeyPatc
     pending = fastcoco.Pending(data, 2, "keypoints", 0)
     assert pending.get() is not None
     assert waits == [True]
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+@pytest.mark.parametrize("how", ["pipe", "pickled", "no room", "not placed"])
+def test_keypoints_land_in_one_array_in_file_order(
+    monkeypatch: pytest.MonkeyPatch, jobs: int, how: str
+) -> None:
+    """Every slice's keypoint numbers go straight to their place in one array (this
+    process's part decoded into it, the workers' parts read into it from their pipes, or
+    copied in when pickled): nothing is concatenated, and the columns are one process's.
+    Where the room cannot be had or the parts would not fit it, they are concatenated."""
+    data = _kpt_file(260, seed=jobs + 7)
+    serial = fastcoco.read_results(data, 1, field="keypoints")
+    joined: list[list[str]] = []
+    concat = fastcoco._concat
+
+    def spy(parts: list[dict[str, Any]]) -> dict[str, Any]:
+        joined.append(list(parts[0]))
+        return concat(parts)
+
+    monkeypatch.setattr(fastcoco, "_concat", spy)
+    if how == "pickled":  # no room in the shared mapping: each worker pickles its columns
+        monkeypatch.setattr(fastcoco, "_MIN_RECORD", 10**9)
+    elif how == "no room":
+
+        def refuse(n: int) -> Any:
+            raise MemoryError
+
+        monkeypatch.setattr(sharedcols, "big_floats", refuse)
+    elif how == "not placed":
+        monkeypatch.setattr(sharedcols.KeypointRoom, "place_workers", lambda self, s: False)
+    cols, ran = _parallel(data, jobs, 3_000)
+    assert ran and cols is not None and serial is not None
+    for key in KEYS:
+        assert cols[key].tobytes() == serial[key].tobytes(), key
+        assert cols[key].shape == serial[key].shape, key
+    in_place = how in ("pipe", "pickled")
+    assert joined and ("keypoints" in joined[-1]) != in_place
+    if in_place:
+        assert cols["keypoints"].base is not None  # a view of the room
