@@ -25,6 +25,7 @@ when the generic rules hold and the records are plainly valid:
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from functools import cache
 from itertools import chain
@@ -33,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from .fastkpt import pack_rows
+from .filesource import big_floats
 from .ids import id_column
 from .panoptic_json import MAX_SAFE_INT, RAW_KEYS, keys_written
 
@@ -141,7 +144,9 @@ def _table(anns: list[Any], crowd: list[Any], num: list[Any], unset: Any) -> Ann
     m = len(kps[0]) if n else 0
     if m == 0 or m % 3 or set(map(len, kps)) != {m}:  # (no annotations: the generic read)
         return None
-    kp = np.fromiter(chain.from_iterable(kps), np.float64, n * m).reshape(n, -1, 3)
+    flat = big_floats(n * m)
+    pack_rows(struct.Struct(f"{m}d"), flat.data.cast("B"), 0, kps)
+    kp = flat.reshape(n, -1, 3)
     bbox = np.fromiter(chain.from_iterable(map(attrgetter("bbox"), anns)), np.float64, 4 * n)
     bbox = bbox.reshape(n, 4)
     areas = list(map(attrgetter("area"), anns))

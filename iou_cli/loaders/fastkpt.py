@@ -16,6 +16,7 @@ measured here: ~160 ns a number against msgspec's ~40 ns including the copy.)
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Callable
 from functools import cache
 from itertools import chain
@@ -128,6 +129,8 @@ def kpt_columns(
     view = memoryview(data)
     buf = bytearray(PIECE + (1 << 16))
     at = m = 0
+    row: struct.Struct | None = None
+    raw: memoryview | None = None
     parts: list[tuple[Any, ...]] = []
     boxes: list[Any] = []
     for a, b in spans:
@@ -148,11 +151,12 @@ def kpt_columns(
         if m == 0 or m % 3 or set(map(len, kps)) != {m}:
             return None
         k = len(recs) * m
-        flat = np.fromiter(chain.from_iterable(kps), np.float64, k)
-        if out is not None:
-            out[at : at + k] = flat
+        if out is not None:  # each row's numbers packed straight into place
+            if row is None or raw is None:
+                row, raw = struct.Struct(f"{m}d"), out.data.cast("B")
+            pack_rows(row, raw, at, kps)
         else:
-            chunks.append(flat)
+            chunks.append(np.fromiter(chain.from_iterable(kps), np.float64, k))
         at += k
         cols = id_score_columns(recs)
         if cols is None:
@@ -182,6 +186,18 @@ def kpt_columns(
         "keypoints": kp,
         "kpt_box": kpt_corners(kp),
     }
+
+
+def pack_rows(row: struct.Struct, out: memoryview, at: int, rows: list[Any]) -> None:
+    """Rows of ``row.size // 8`` numbers each (Python floats, or ints within 2**53) written
+    as float64 into the bytes ``out`` from number ``at`` on: ``struct``'s pack of a row's
+    arguments copies each float's double (~8 ns a number; ``np.fromiter`` over the chained
+    rows took ~15, plus a copy into place)."""
+    pack, size = row.pack_into, row.size
+    pos = 8 * at
+    for values in rows:
+        pack(out, pos, *values)
+        pos += size
 
 
 def same_kind(parts: list[dict[str, Any]]) -> bool:
