@@ -19,7 +19,7 @@ detection rank (at most ``maxDets[-1]`` steps), each step handling every group a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,7 +80,7 @@ class CocoParams:
     # all the summary reads; None: every maxDets while the array stays within 256 MiB
     full_arrays: bool | None = None
     accumulate: bool = True  # False: match only (iou_cli.state's map), the arrays stay -1
-    pair_jobs: int = 1  # threads the keypoint pairs' OKS may be split between (--jobs)
+    pair_jobs: int = 1  # threads the matching may use: keypoint pairs' OKS, area ranges (--jobs)
 
 
 @dataclass
@@ -355,10 +355,11 @@ def run(
     del base_c
 
     # area "all" last: only its table is kept (unless keep_tables), so at most one
-    # area's match arrays are alive at a time besides it
+    # area's match arrays are alive at a time besides it (two with threads)
     areas = list(range(1, A)) + [0] if area_defined else [0]
     tables: dict[str, MatchTable] = {}
-    for a in areas:
+
+    def area_pass(a: int) -> None:
         name, lo, hi = params.area_rngs[a]
         g_ign = g_base_ign | (g_area < lo) | (g_area > hi)
         pref = base[np.argsort(base_seg + g_ign[pair_gt[base]], kind="stable")]
@@ -411,7 +412,10 @@ def run(
             )
         if a == 0 or params.keep_tables:
             tables[name] = table
-        del table
+
+    # each area range is matched and accumulated apart (its own slices of the arrays):
+    # with --jobs, threads take them in turn (NumPy releases the GIL in their loops)
+    in_threads(area_pass, areas, params.pair_jobs)
 
     return CocoEvaluation(
         protocol="coco",
@@ -429,6 +433,41 @@ def run(
         op_t=op_t,
         sigma_source=sigma_source,
     )
+
+
+def in_threads(work: Callable[[int], None], items: list[int], threads: int) -> None:
+    """``work(item)`` for every item, by up to ``threads`` threads taking the items in
+    turn (this one among them); the first exception any raised is raised here once all
+    are done."""
+    threads = min(threads, len(items))
+    if threads <= 1:
+        for item in items:
+            work(item)
+        return
+    import threading
+
+    todo = list(reversed(items))  # (list.pop is atomic under the GIL)
+    failed: list[BaseException] = []
+
+    def take() -> None:
+        while todo and not failed:
+            try:
+                item = todo.pop()
+            except IndexError:
+                return
+            try:
+                work(item)
+            except BaseException as exc:  # (MemoryError): raised by the caller's thread
+                failed.append(exc)
+
+    helpers = [threading.Thread(target=take, daemon=True) for _ in range(threads - 1)]
+    for t in helpers:
+        t.start()
+    take()
+    for t in helpers:
+        t.join()
+    if failed:
+        raise failed[0]
 
 
 def _params(opts: Mapping[str, Any]) -> CocoParams:

@@ -183,3 +183,22 @@ def test_fast_reader_extent_is_the_far_test_extent(tmp_path: Path) -> None:
     half = pred.take(np.arange(0, len(pred), 2))
     assert half.keypoints is not None
     assert half.kpt_box is None or np.array_equal(half.kpt_box, kpt_corners(half.keypoints))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 5])
+def test_in_threads_does_every_item_once_and_raises_the_first_error(threads: int) -> None:
+    import threading
+
+    from iou_cli.protocols.coco import in_threads
+
+    seen: list[tuple[int, int]] = []
+    in_threads(lambda i: seen.append((i, threading.get_ident())), list(range(7)), threads)
+    assert sorted(i for i, _ in seen) == list(range(7))
+    assert len({t for _, t in seen}) <= threads
+
+    def boom(i: int) -> None:
+        if i == 4:
+            raise MemoryError
+
+    with pytest.raises(MemoryError):
+        in_threads(boom, list(range(7)), threads)
