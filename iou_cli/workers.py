@@ -1,4 +1,5 @@
-"""What every worker process of iou-eval starts with (``--jobs`` pools)."""
+"""What every worker process of iou-eval starts with (``--jobs`` pools), and the threads
+``--jobs`` may use inside one process (:func:`in_threads`)."""
 
 from __future__ import annotations
 
@@ -79,3 +80,38 @@ def end_workers(procs: list[tuple[Any, Any]], collected: bool = True) -> None:
         if proc.exitcode is None:
             proc.kill()
             proc.join()
+
+
+def in_threads(work: Callable[[int], None], items: list[int], threads: int) -> None:
+    """``work(item)`` for every item, by up to ``threads`` threads taking the items in
+    turn (this one among them); the first exception any raised is raised here once all
+    are done."""
+    threads = min(threads, len(items))
+    if threads <= 1:
+        for item in items:
+            work(item)
+        return
+    import threading
+
+    todo = list(reversed(items))  # (list.pop is atomic under the GIL)
+    failed: list[BaseException] = []
+
+    def take() -> None:
+        while todo and not failed:
+            try:
+                item = todo.pop()
+            except IndexError:
+                return
+            try:
+                work(item)
+            except BaseException as exc:  # (MemoryError): raised by the caller's thread
+                failed.append(exc)
+
+    helpers = [threading.Thread(target=take, daemon=True) for _ in range(threads - 1)]
+    for t in helpers:
+        t.start()
+    take()
+    for t in helpers:
+        t.join()
+    if failed:
+        raise failed[0]

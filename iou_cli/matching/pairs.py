@@ -367,30 +367,19 @@ def _split_pair_oks(
     min_oks: float | None,
     jobs: int,
 ) -> FloatArray:
-    """:func:`pair_oks` with the pairs cut into ``jobs`` runs, each computed by its own
-    thread (this one computes the first)."""
-    import threading
+    """:func:`pair_oks` with the pairs cut into ``jobs`` runs, each computed by a thread
+    (:func:`iou_cli.workers.in_threads`)."""
+    from ..workers import in_threads
 
     P = g_rows.shape[0]
     cuts = [P * j // jobs for j in range(jobs + 1)]
     out = np.empty(P, dtype=np.float64)
-    failed: list[BaseException] = []
 
     def part(j: int) -> None:
         a, b = cuts[j], cuts[j + 1]
-        try:
-            out[a:b] = _pair_oks_part(ds, d_rows[a:b], g_rows[a:b], sigmas, min_oks)
-        except BaseException as exc:  # (MemoryError): raised by the caller's thread
-            failed.append(exc)
+        out[a:b] = _pair_oks_part(ds, d_rows[a:b], g_rows[a:b], sigmas, min_oks)
 
-    threads = [threading.Thread(target=part, args=(j,), daemon=True) for j in range(1, jobs)]
-    for t in threads:
-        t.start()
-    part(0)
-    for t in threads:
-        t.join()
-    if failed:
-        raise failed[0]
+    in_threads(part, list(range(jobs)), jobs)
     return out
 
 

@@ -19,7 +19,7 @@ detection rank (at most ``maxDets[-1]`` steps), each step handling every group a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ from ..matching.pairs import expand_groups, group_keys, group_pair_iou, run_rank
 from ..matching.table import MatchTable, matches_rows
 from ..metrics import best_f1_threshold, operating_point
 from ..result import Evaluation, Matches, Result, clean
+from ..workers import in_threads
 from . import Protocol
 from .coco_stats import class_stats, stat_keys, stats
 
@@ -433,41 +434,6 @@ def run(
         op_t=op_t,
         sigma_source=sigma_source,
     )
-
-
-def in_threads(work: Callable[[int], None], items: list[int], threads: int) -> None:
-    """``work(item)`` for every item, by up to ``threads`` threads taking the items in
-    turn (this one among them); the first exception any raised is raised here once all
-    are done."""
-    threads = min(threads, len(items))
-    if threads <= 1:
-        for item in items:
-            work(item)
-        return
-    import threading
-
-    todo = list(reversed(items))  # (list.pop is atomic under the GIL)
-    failed: list[BaseException] = []
-
-    def take() -> None:
-        while todo and not failed:
-            try:
-                item = todo.pop()
-            except IndexError:
-                return
-            try:
-                work(item)
-            except BaseException as exc:  # (MemoryError): raised by the caller's thread
-                failed.append(exc)
-
-    helpers = [threading.Thread(target=take, daemon=True) for _ in range(threads - 1)]
-    for t in helpers:
-        t.start()
-    take()
-    for t in helpers:
-        t.join()
-    if failed:
-        raise failed[0]
 
 
 def _params(opts: Mapping[str, Any]) -> CocoParams:

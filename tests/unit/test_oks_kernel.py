@@ -189,7 +189,7 @@ def test_fast_reader_extent_is_the_far_test_extent(tmp_path: Path) -> None:
 def test_in_threads_does_every_item_once_and_raises_the_first_error(threads: int) -> None:
     import threading
 
-    from iou_cli.protocols.coco import in_threads
+    from iou_cli.workers import in_threads
 
     seen: list[tuple[int, int]] = []
     in_threads(lambda i: seen.append((i, threading.get_ident())), list(range(7)), threads)
