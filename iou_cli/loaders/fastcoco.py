@@ -173,10 +173,11 @@ class Pending:
             parts = []
             buf = _Buffer()
             for a, b in slices:  # one slice at a time; stop at the first invalid one
-                parts.append(_columns(buf.wrap(data, a, b), field))
+                named = [False]
+                parts.append(_columns(buf.wrap(data, a, b), field, named=named))
                 if parts[-1] is None:
                     break
-                self.names_files |= isinstance(data, FileSource) and buf.names_files()
+                self.names_files |= isinstance(data, FileSource) and buf.names_files(named)
         done = [p for p in parts if p is not None]
         if len(done) != len(parts):
             return None
@@ -208,12 +209,13 @@ class Pending:
             buf = _Buffer()
             for k in self.own:
                 alloc = room.own_alloc if room is not None else None
-                got[k] = part = _columns(buf.wrap(data, *slices[k]), field, alloc)
+                named = [False]
+                got[k] = part = _columns(buf.wrap(data, *slices[k]), field, alloc, named)
                 if part is None:
                     return None
                 if room is not None:
                     room.own_done(part["keypoints"])
-                self.names_files |= buf.names_files()
+                self.names_files |= buf.names_files(named)
             del buf
             shares: list[list[Any]] = []
             for _, recv in self.procs:
@@ -353,8 +355,11 @@ class _Buffer:
         buf[n - 1] = 0x5D  # ]
         return memoryview(buf)[:n]
 
-    def names_files(self) -> bool:
-        """Whether the last slice wrapped has a ``"file_name"`` (Ultralytics' rows)."""
+    def names_files(self, named: list[bool] | None = None) -> bool:
+        """Whether the last slice wrapped has a ``"file_name"`` (Ultralytics' rows): as
+        its decoder saw the rows (``named``, keypoints), else searched for in its bytes."""
+        if named:
+            return named[0]
         return self.buf.find(b'"file_name"', 0, self.n) >= 0
 
 
@@ -372,13 +377,14 @@ def _decode_share(w: int, send: Any) -> None:
     raw: list[np.ndarray] = []  # keypoint numbers sent after the message, in its order
     for k in assign[w]:
         a, b = slices[k]
-        cols = _columns(buf.wrap(data, a, b), field)
+        named = [False]
+        cols = _columns(buf.wrap(data, a, b), field, named=named)
         share.append(shared.put(k, cols) if shared is not None and cols is not None else cols)
         if cols is None:
             break  # the file is declined: the rest need not be decoded
         if isinstance(share[-1], tuple):
             raw.append(cols["keypoints"])
-        names_files |= isinstance(data, FileSource) and buf.names_files()
+        names_files |= isinstance(data, FileSource) and buf.names_files(named)
     del buf
     send.send((share, names_files))
     if raw:
@@ -393,12 +399,19 @@ _MIN_RECORD = 40  # bytes: no record of the four required keys is shorter (57 an
 
 
 def _columns(
-    data: bytes | memoryview, field: str = "bbox", alloc: Any = None
+    data: bytes | memoryview,
+    field: str = "bbox",
+    alloc: Any = None,
+    named: list[bool] | None = None,
 ) -> dict[str, Any] | None:
+    """A slice's columns (None: declined); keypoints: ``named[0]`` says whether a row has a
+    ``file_name`` (the decoder sees them; the other fields' slices are searched for one)."""
     import msgspec
 
     if field == "keypoints":
-        return kpt_columns(data, alloc)
+        return kpt_columns(data, alloc, named)
+    if named is not None:
+        named[:] = []  # (not known from the decode)
     try:
         recs = _decoder(field).decode(data)
     except msgspec.DecodeError:  # also ValidationError: not JSON, or not this schema
@@ -571,8 +584,9 @@ def _read_keypoint_file(path: str) -> tuple[bytes, dict[str, Any] | None] | None
     if not FileSource(path, size, ([], [], [])).read_into(whole, 0) or buf[:2] == GZIP_MAGIC:
         return None
     note_read(path)
-    cols = kpt_columns(whole[3:] if buf[:3] == b"\xef\xbb\xbf" else whole)
-    if cols is None or buf.find(b'"file_name"') >= 0:
+    named = [False]
+    cols = kpt_columns(whole[3:] if buf[:3] == b"\xef\xbb\xbf" else whole, named=named)
+    if cols is None or named[0]:
         return bytes(whole), cols
     return b"", cols
 

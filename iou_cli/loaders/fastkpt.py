@@ -35,6 +35,7 @@ Alloc = Callable[[int], FloatArray]  # the flat keypoint array for n numbers
 @cache
 def _decoder() -> Any:
     import msgspec
+    from msgspec import UNSET
 
     kpt_result = msgspec.defstruct(
         "KptResult",
@@ -44,6 +45,7 @@ def _decoder() -> Any:
             ("keypoints", list[float]),
             ("score", float),
             ("bbox", tuple[float, float, float, float] | None, None),
+            ("file_name", Any, UNSET),  # (Ultralytics' rows: only whether there is one)
         ],
         gc=False,
     )
@@ -97,7 +99,7 @@ def id_score_columns(
 
 
 def kpt_columns(
-    data: bytes | memoryview, alloc: Alloc | None = None
+    data: bytes | memoryview, alloc: Alloc | None = None, named: list[bool] | None = None
 ) -> dict[str, npt.NDArray[np.generic]] | None:
     """Columns of a keypoint results list without a BOM (also a slice of a bigger one):
     ``image_id``, ``category_id``, ``bbox`` (n, 4; NaN where the rows give none),
@@ -110,7 +112,11 @@ def kpt_columns(
     The list is decoded a piece of records at a time (:func:`pieces`), each row's numbers
     as Python floats that are copied into the array and freed before the next piece: the
     peak is one piece's floats (~50 a row), and they stay in the cache. (Measured: a row's
-    numbers kept as raw JSON and decoded in a second pass cost ~10 % more.)"""
+    numbers kept as raw JSON and decoded in a second pass cost ~10 % more.)
+
+    ``named`` (a one-item list): set True when a row has a ``file_name`` (Ultralytics'
+    rows: the whole file is parsed for their names; the decoder sees them, where a search
+    of the bytes for the key took ~12 ms at COCO val's size)."""
     import msgspec
 
     from ..geometry.oks import kpt_corners
@@ -147,6 +153,8 @@ def kpt_columns(
         if not recs:
             return None
         kps = list(map(attrgetter("keypoints"), recs))
+        if named is not None and not named[0]:
+            named[0] = has_file_name(recs)
         m = m or len(kps[0])
         if m == 0 or m % 3 or set(map(len, kps)) != {m}:
             return None
@@ -167,16 +175,8 @@ def kpt_columns(
     n = len(boxes)
     image_id, category_id, score = (np.concatenate(c) for c in zip(*parts, strict=True))
     kp = (out[:at] if out is not None else np.concatenate(chunks)).reshape(n, m // 3, 3)
-    has = [b is not None for b in boxes]
-    if any(has) and not all(has):
-        return None
-    if all(has):
-        bbox = np.fromiter(chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)
-        if not np.isfinite(bbox).all() or (bbox[:, 2:] < 0).any():
-            return None
-    else:
-        bbox = np.full((n, 4), np.nan)
-    if not (np.isfinite(kp).all() and np.isfinite(score).all()):
+    bbox = _boxes(boxes)
+    if bbox is None or not (np.isfinite(kp).all() and np.isfinite(score).all()):
         return None
     return {
         "image_id": image_id,
@@ -186,6 +186,29 @@ def kpt_columns(
         "keypoints": kp,
         "kpt_box": kpt_corners(kp),
     }
+
+
+def _boxes(boxes: list[Any]) -> FloatArray | None:
+    """The rows' ``bbox`` (n, 4), NaN when no row gives one; None when only some do, or
+    one is not finite or has a negative size (the validating loader says which)."""
+    n = len(boxes)
+    has = [b is not None for b in boxes]
+    if any(has) and not all(has):
+        return None
+    if not all(has):
+        return np.full((n, 4), np.nan)
+    bbox = np.fromiter(chain.from_iterable(boxes), np.float64, 4 * n).reshape(n, 4)
+    if not np.isfinite(bbox).all() or (bbox[:, 2:] < 0).any():
+        return None
+    return bbox
+
+
+def has_file_name(recs: list[Any]) -> bool:
+    """Whether a decoded record has a ``file_name`` (of any value)."""
+    from msgspec import UNSET
+
+    names = list(map(attrgetter("file_name"), recs))
+    return names.count(UNSET) != len(names)
 
 
 def pack_rows(row: struct.Struct, out: memoryview, at: int, rows: list[Any]) -> None:

@@ -516,3 +516,37 @@ def test_keypoints_land_in_one_array_in_file_order(
     assert joined and ("keypoints" in joined[-1]) != in_place
     if in_place:
         assert cols["keypoints"].base is not None  # a view of the room
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+@pytest.mark.parametrize(
+    ("where", "whole"),
+    [
+        ("first row", True),
+        ("last row", True),
+        ("null", True),  # a key of any value: the whole text is parsed for the names
+        ("in a string", False),  # no such key: nothing more is read
+        ("none", False),
+    ],
+)
+def test_rows_with_a_file_name_are_seen_by_the_decoder(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, jobs: int, where: str, whole: bool
+) -> None:
+    """Whether a row has a ``file_name`` (then read_path hands back the whole text, for
+    the names) is what the decoder saw, in one process and in every process's part."""
+    rows = json.loads(_kpt_file(200, seed=5))
+    at = {"first row": 0, "last row": len(rows) - 1, "null": 90}.get(where)
+    if at is not None:
+        rows[at]["file_name"] = None if where == "null" else "a/b.jpg"
+    if where == "in a string":
+        rows[40]["note"] = '"file_name": "x.jpg"'
+    path = tmp_path / "pred.json"
+    path.write_text(json.dumps(rows))
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    if jobs == 1:
+        raw, cols = fastcoco.read_path(str(path), 1, "keypoints")
+    else:
+        in_parts, raw, cols = _prefetched(str(path), jobs, 0, monkeypatch)
+        assert in_parts
+    assert cols is not None and len(cols["score"]) == len(rows)
+    assert raw == (path.read_bytes() if whole else b"")
