@@ -17,7 +17,7 @@ when the generic rules hold and the records are plainly valid:
   numbers, depth);
 * every integer within 2**53 (msgspec's range check), no number that overflows a float;
 * no key written twice: msgspec keeps the last of two, so the keys the structs hold are
-  counted and must equal the keys written in the text (:func:`.panoptic_json.keys_written`);
+  counted and must equal the keys written in the text (:func:`.typedjson.keys_written`);
 * every box finite with ``w, h >= 0``, every area finite, ``iscrowd`` 0 or 1, one K in all
   rows, visibility flags 0, 1 or 2, ``num_keypoints >= 0``: anything else is the generic
   reader's to locate.
@@ -37,7 +37,7 @@ import numpy as np
 from .fastkpt import pack_rows
 from .filesource import big_floats
 from .ids import id_column
-from .panoptic_json import MAX_SAFE_INT, RAW_KEYS, keys_written
+from .typedjson import MAX_SAFE_INT, decode, document_decoder, raw_parts
 
 
 @dataclass
@@ -60,7 +60,7 @@ def _decoder() -> tuple[Any, Any]:
     from typing import Annotated
 
     import msgspec
-    from msgspec import UNSET, Meta, Raw, UnsetType
+    from msgspec import UNSET, Meta, UnsetType
 
     safe = Annotated[int, Meta(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)]
     num = safe | float
@@ -86,28 +86,18 @@ def _decoder() -> tuple[Any, Any]:
         forbid_unknown_fields=True,
         gc=False,
     )
-    fields: list[Any] = [("annotations", list[annotation])]  # type: ignore[valid-type]
-    fields += [(name, Raw | UnsetType, UNSET) for name in RAW_KEYS]
-    document = msgspec.defstruct("KptDocument", fields, forbid_unknown_fields=True, gc=False)
-    return msgspec.json.Decoder(document), UNSET
+    return document_decoder("KptDocument", annotation), UNSET
 
 
 def read_keypoint_gt(path: str, data: bytes) -> tuple[dict[str, Any], AnnTable] | None:
     """The document in ``data`` (the bytes of ``path``: its parts other than the
     annotations, read generically) and its annotations' table, or None when anything is
     not as described above (then :func:`.jsonio.parse_json` reads ``data``)."""
-    import msgspec
-
-    from ..errors import InputError
-    from .jsonio import parse_json
-
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     decoder, unset = _decoder()
-    try:
-        doc = decoder.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    got = decode(decoder, data)
+    if got is None:
         return None
+    doc, data = got
     anns = doc.annotations
     crowd = list(map(attrgetter("iscrowd"), anns))
     num = list(map(attrgetter("num_keypoints"), anns))
@@ -115,20 +105,11 @@ def read_keypoint_gt(path: str, data: bytes) -> tuple[dict[str, Any], AnnTable] 
     n_rle = sum(1 for s in segm if s is not unset and not isinstance(s, list))
     keys = 9 * len(anns) - crowd.count(unset) - num.count(unset) - segm.count(unset)
     keys += 2 * n_rle + 1  # an RLE's two keys, "annotations"
-    written = keys_written(data)
-    rest: dict[str, Any] = {}
-    for name in RAW_KEYS:
-        raw = getattr(doc, name)
-        if raw is unset:
-            continue
-        part = bytes(raw)
-        keys += 1  # the top-level key itself
-        written -= keys_written(part)  # the part's own keys: its reader checks them
-        try:
-            rest[name] = parse_json(path, part)
-        except InputError:  # located in the whole file by the generic reader
-            return None
-    if written != keys:
+    parts = raw_parts(path, doc, data, unset)
+    if parts is None:
+        return None
+    rest, top, written = parts
+    if written != keys + top:
         return None
     table = _table(anns, crowd, num, unset)
     if table is None:

@@ -15,21 +15,18 @@ when the generic rules hold:
   raw text and read by the generic reader itself (their own duplicate keys, numbers, depth);
 * every integer within 2**53 (msgspec's range check), no number that overflows a float;
 * no key written twice: msgspec keeps the last of two, so the keys the structs hold are
-  counted and must equal the keys written in the text (a ``"`` then optional white space
-  then ``:``, outside the raw parts): a string that holds such a pair only makes the count
+  counted and must equal the keys written in the text (:func:`.typedjson.keys_written`:
+  a ``"`` then optional white space then ``:``, outside the raw parts): a string that holds such a pair only makes the count
   disagree, and then the generic reader runs.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-MAX_SAFE_INT = 2**53  # jsonio's rule: an integer beyond it is refused
-RAW_KEYS = ("images", "categories", "info", "licenses")
-_KEY_WS = re.compile(rb'"[ \t\r\n]+:')
+from .typedjson import MAX_SAFE_INT, decode, document_decoder, raw_parts
 
 
 @dataclass
@@ -55,7 +52,7 @@ def _decoder() -> tuple[Any, Any]:
     from typing import Annotated
 
     import msgspec
-    from msgspec import UNSET, Meta, Raw, UnsetType
+    from msgspec import UNSET, Meta, UnsetType
 
     safe = Annotated[int, Meta(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)]
     segment = msgspec.defstruct(
@@ -80,36 +77,17 @@ def _decoder() -> tuple[Any, Any]:
         forbid_unknown_fields=True,
         gc=False,
     )
-    fields: list[Any] = [("annotations", list[annotation])]  # type: ignore[valid-type]
-    fields += [(name, Raw | UnsetType, UNSET) for name in RAW_KEYS]
-    document = msgspec.defstruct("Document", fields, forbid_unknown_fields=True, gc=False)
-    return msgspec.json.Decoder(document), UNSET
-
-
-def keys_written(data: bytes) -> int:
-    """The keys written in ``data`` (each key's closing quote, optional white space, ``:``),
-    plus any string content that looks like one (only ever more)."""
-    n = data.count(b'":')
-    if data.count(b":") != n:  # a colon not right after a quote: maybe white space first
-        n += len(_KEY_WS.findall(data))
-    return n
+    return document_decoder("Document", annotation), UNSET
 
 
 def read_typed(path: str, data: bytes) -> TypedDoc | None:
     """The panoptic document in ``data`` (the bytes of ``path``), or None when anything is
     not as described above (then :func:`.jsonio.parse_json` reads ``data``)."""
-    import msgspec
-
-    from ..errors import InputError
-    from .jsonio import parse_json
-
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     decoder, unset = _decoder()
-    try:
-        doc = decoder.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    got = decode(decoder, data)
+    if got is None:
         return None
+    doc, data = got
     anns = doc.annotations
     segs = [s for a in anns for s in a.segments_info]
     area = [s.area for s in segs]
@@ -117,20 +95,11 @@ def read_typed(path: str, data: bytes) -> TypedDoc | None:
     n_area, n_crowd = area.count(unset), crowd.count(unset)
     n_bbox = sum(1 for s in segs if s.bbox is unset)
     keys = 3 * len(anns) + 5 * len(segs) - n_area - n_crowd - n_bbox
-    rest: dict[str, Any] = {}
-    written = keys_written(data)
-    for name in RAW_KEYS:
-        raw = getattr(doc, name)
-        if raw is unset:
-            continue
-        part = bytes(raw)
-        keys += 1  # the top-level key itself
-        written -= keys_written(part)  # the part's own keys: its reader checks them
-        try:
-            rest[name] = parse_json(path, part)
-        except InputError:  # located in the whole file by the generic reader
-            return None
-    if written != keys + 1:  # + "annotations"
+    parts = raw_parts(path, doc, data, unset)
+    if parts is None:
+        return None
+    rest, top, written = parts
+    if written != keys + top + 1:  # + "annotations"
         return None
     return TypedDoc(
         image_ids=[a.image_id for a in anns],

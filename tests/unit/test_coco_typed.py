@@ -154,36 +154,28 @@ DUPLICATES = [
 ]
 
 
-@pytest.mark.parametrize(("old", "new"), DUPLICATES)
-def test_a_key_written_twice_gives_the_generic_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str
-) -> None:
-    text = json.dumps(_doc())
-    assert old in text
-    path = _write(tmp_path, text.replace(old, new, 1))
-    assert ct.read_keypoint_gt(str(path), path.read_bytes()) is None
-    with pytest.raises(InputError, match="duplicate"):
-        _read(path)
-    _equal_outcome(monkeypatch, path)
+BAD_NUMBERS = [
+    ('"area": ', '"area": 1e400, "x": '),  # overflows a float (and an unknown key)
+    ('"iscrowd": 0', '"iscrowd": NaN'),
+    ('"id": 1,', '"id": 90071992547409930,'),  # an integer beyond 2**53
+    ('"width": 640', '"width": 90071992547409930'),  # ... in a part read generically
+    ('"num_keypoints": ', '"num_keypoints": 1.5, "y": '),
+]
 
 
 @pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        ('"area": ', '"area": 1e400, "x": '),  # overflows a float (and an unknown key)
-        ('"iscrowd": 0', '"iscrowd": NaN'),
-        ('"id": 1,', '"id": 90071992547409930,'),  # an integer beyond 2**53
-        ('"width": 640', '"width": 90071992547409930'),  # ... in a part read generically
-        ('"num_keypoints": ', '"num_keypoints": 1.5, "y": '),
-    ],
+    ("old", "new", "match"),
+    [(o, n, "duplicate") for o, n in DUPLICATES] + [(o, n, "") for o, n in BAD_NUMBERS],
 )
-def test_bad_numbers_give_the_generic_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str
+def test_refused_text_gives_the_generic_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, match: str
 ) -> None:
+    # a key written twice (msgspec's structs keep the last: the key count refuses it) or
+    # a number the generic rules refuse: the typed read leaves it, the error is the same
     text = json.dumps(_doc())
     assert old in text
     path = _write(tmp_path, text.replace(old, new, 1))
     assert ct.read_keypoint_gt(str(path), path.read_bytes()) is None
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match=match or None):
         _read(path)
     _equal_outcome(monkeypatch, path)

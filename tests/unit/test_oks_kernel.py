@@ -52,21 +52,28 @@ def test_far_pairs_are_only_pairs_below_the_threshold(seed: int) -> None:
             assert skipped.mean() > 0.2  # the bound does skip far pairs
 
 
-@pytest.mark.parametrize("block", [1, 7, 16])
-def test_oks_in_blocks_equals_one_block(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
-    # pairs are computed a block at a time (OKS_BLOCK): every pair's OKS is the one the
-    # whole array at once gives, bit for bit, with and without the far-pair skip (blocks
-    # that end inside a run of skipped pairs, a last block shorter than the others)
+def _all_pairs(seed: int) -> tuple[Any, Any, Any, Any]:
+    """A random keypoint scene loaded, every (prediction, ground truth) pair, the sigmas."""
     from iou_cli.api import load_pair
     from iou_cli.matching import pairs
     from iou_cli.options import LoadOptions
     from tests.oracle.kptgen import random_kpt_scene
 
-    gt, dets = random_kpt_scene(11, with_bbox=False)
+    gt, dets = random_kpt_scene(seed, with_bbox=False)
     ds = load_pair(dets, gt, LoadOptions(iou_type="keypoints", protocol="coco"))
     d = np.repeat(np.arange(len(ds.pred)), len(ds.gt))
     g = np.tile(np.arange(len(ds.gt)), len(ds.pred))
-    sig = pairs.sigma_table(ds)[0]
+    return ds, d, g, pairs.sigma_table(ds)[0]
+
+
+@pytest.mark.parametrize("block", [1, 7, 16])
+def test_oks_in_blocks_equals_one_block(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    # pairs are computed a block at a time (OKS_BLOCK): every pair's OKS is the one the
+    # whole array at once gives, bit for bit, with and without the far-pair skip (blocks
+    # that end inside a run of skipped pairs, a last block shorter than the others)
+    from iou_cli.matching import pairs
+
+    ds, d, g, sig = _all_pairs(11)
     assert d.shape[0] > 2 * 16 + 5
     whole = {t: pairs.pair_oks(ds, d, g, sig, min_oks=t) for t in (None, 0.5)}
     monkeypatch.setattr(pairs, "OKS_BLOCK", block)
@@ -121,16 +128,9 @@ def test_oks_split_between_threads_equals_one(monkeypatch: pytest.MonkeyPatch, j
     # --jobs splits the pairs' OKS between threads: every pair's value is the one a single
     # thread gives, bit for bit, with and without the far-pair skip, with far-test blocks
     # that end inside a thread's run; and the split really ran
-    from iou_cli.api import load_pair
     from iou_cli.matching import pairs
-    from iou_cli.options import LoadOptions
-    from tests.oracle.kptgen import random_kpt_scene
 
-    gt, dets = random_kpt_scene(5, with_bbox=False)
-    ds = load_pair(dets, gt, LoadOptions(iou_type="keypoints", protocol="coco"))
-    d = np.repeat(np.arange(len(ds.pred)), len(ds.gt))
-    g = np.tile(np.arange(len(ds.gt)), len(ds.pred))
-    sig = pairs.sigma_table(ds)[0]
+    ds, d, g, sig = _all_pairs(5)
     one = {t: pairs.pair_oks(ds, d, g, sig, min_oks=t) for t in (None, 0.5)}
     split = pairs._split_pair_oks
     calls: list[int] = []
