@@ -96,7 +96,8 @@ def _locate(recs: list[Any], path: str, prefix: str, **need: bool) -> None:
 
 
 def _flag_column(values: list[Any]) -> np.ndarray:
-    return np.fromiter((bool(v) for v in values), dtype=bool, count=len(values))
+    """Flags checked to be 0, 1, True, False or None, as booleans (None: False)."""
+    return np.array(values, dtype=bool).reshape(len(values))
 
 
 def _records_to_columns(

@@ -105,11 +105,8 @@ def read_keypoint_gt(path: str, data: bytes) -> tuple[dict[str, Any], AnnTable] 
     n_rle = sum(1 for s in segm if s is not unset and not isinstance(s, list))
     keys = 9 * len(anns) - crowd.count(unset) - num.count(unset) - segm.count(unset)
     keys += 2 * n_rle + 1  # an RLE's two keys, "annotations"
-    parts = raw_parts(path, doc, data, unset)
-    if parts is None:
-        return None
-    rest, top, written = parts
-    if written != keys + top:
+    rest = raw_parts(path, doc, data, unset, keys)
+    if rest is None:
         return None
     table = _table(anns, crowd, num, unset)
     if table is None:

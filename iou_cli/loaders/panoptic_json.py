@@ -95,11 +95,8 @@ def read_typed(path: str, data: bytes) -> TypedDoc | None:
     n_area, n_crowd = area.count(unset), crowd.count(unset)
     n_bbox = sum(1 for s in segs if s.bbox is unset)
     keys = 3 * len(anns) + 5 * len(segs) - n_area - n_crowd - n_bbox
-    parts = raw_parts(path, doc, data, unset)
-    if parts is None:
-        return None
-    rest, top, written = parts
-    if written != keys + top + 1:  # + "annotations"
+    rest = raw_parts(path, doc, data, unset, keys + 1)  # + "annotations"
+    if rest is None:
         return None
     return TypedDoc(
         image_ids=[a.image_id for a in anns],
