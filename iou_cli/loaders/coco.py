@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..data import Boxes, Categories, Images, Side, norm_id
+from ..data import Boxes, Categories, Images, Side, norm_id, norm_ids
 from ..errors import InputError, kind_of
 from . import keypoints as kpt
 from .coco_images import finite, images_table, is_id, is_num, stem, stem_problem, table_key
@@ -393,8 +393,9 @@ def _load_dataset(  # noqa: C901
     table = typed or _ann_table(anns, path, role=role, iou_type=iou_type, angle_unit=angle_unit)
     cols, has_scores = table.cols, table.has_scores
     n = len(cols["score"])
-    img_lookup = np.array([img_index.get(norm_id(u), -1) for u in cols["img_uniq"]], dtype=np.int64)
-    cat_lookup = np.array([cat_index.get(norm_id(u), -1) for u in cols["cat_uniq"]], dtype=np.int64)
+    img_get, cat_get = img_index.get, cat_index.get
+    img_lookup = np.array([img_get(u, -1) for u in norm_ids(cols["img_uniq"])], dtype=np.int64)
+    cat_lookup = np.array([cat_get(u, -1) for u in norm_ids(cols["cat_uniq"])], dtype=np.int64)
     image = img_lookup[cols["img_codes"]] if n else np.zeros(0, dtype=np.int64)
     category = cat_lookup[cols["cat_codes"]] if n else np.zeros(0, dtype=np.int64)
     if (image < 0).any():
