@@ -28,6 +28,24 @@ def by_score(score: FloatArray) -> IntArray:
     return np.argsort(-score, kind="stable").astype(np.int64)
 
 
+def by_score_from(global_order: IntArray, rows: IntArray, score: FloatArray, n: int) -> IntArray:
+    """:func:`by_score` of ``score`` (the scores of ``rows``, a subset of ``n`` rows), read
+    off ``global_order`` (:func:`by_score` of all ``n`` rows' scores) where that is the
+    same: the rows in global score order are sorted by score; they are in position order
+    within every run of equal scores when ties fall in row order (a results file listed by
+    image, as it usually is), which one pass checks. Otherwise sorted anew. (~1 ms instead
+    of a ~9 ms stable sort at 100k rows.)"""
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[rows] = np.arange(rows.shape[0], dtype=np.int64)
+    seq = pos[global_order]
+    seq = seq[seq >= 0]
+    s = score[seq]
+    tie = s[1:] == s[:-1]
+    if seq.shape[0] == rows.shape[0] and bool((seq[1:][tie] > seq[:-1][tie]).all()):
+        return seq
+    return by_score(score)
+
+
 def by_small_key(keys: IntArray, perm: IntArray) -> IntArray:
     """``perm`` stably re-sorted by ``keys[perm]`` (radix sort when the keys fit 16 bits)."""
     k = keys[perm]

@@ -32,6 +32,7 @@ from ..matching.accumulate import (
     acc_order,
     accumulate,
     by_score,
+    by_score_from,
     by_small_key,
 )
 from ..matching.greedy import greedy_match
@@ -286,7 +287,6 @@ def run(
     # stable sorts throughout, so ties keep file order; small-integer keys sort by radix
     by_sc = by_score(pred.score) if p_sel is None else p_sel[by_score(pred.score[p_sel])]
     order = by_small_key(pred.image, by_small_key(pred.category, by_sc))
-    del by_sc
     d_group_sorted = d_group_all[order]
     rank_all = run_ranks(d_group_sorted)
     keep = rank_all < max_det
@@ -344,7 +344,12 @@ def run(
     # accumulation order (pycocotools: images in id order, each image's detections in score
     # order, then a stable sort by score per category)
     # (the map of --jobs and partial files accumulates nowhere: no score order there)
-    score_order = by_score(d_score) if params.accumulate else np.zeros(0, dtype=np.int64)
+    score_order = (
+        by_score_from(by_sc, d_rows, d_score, len(pred))
+        if params.accumulate
+        else np.zeros(0, dtype=np.int64)
+    )
+    del by_sc
     acc = acc_order(d_cat, cdet, K, score_order) if params.accumulate else None
 
     # preference inside each detection: non-ignored first, then IoU, later GT on ties. The
