@@ -298,14 +298,16 @@ def pair_oks(
 
     ``min_oks``: pairs that provably score below it (:func:`iou_cli.geometry.oks.far_pairs`)
     are given 0 without computing their OKS; every other pair gets its exact OKS.
-    ``jobs`` > 1: with ``OKS_SPLIT_MIN`` pairs or more, ``jobs`` threads compute a run of
-    the pairs each (each pair's OKS is computed alone: the split cannot change a bit of it).
+    ``jobs`` > 1: with ``OKS_SPLIT_MIN`` pairs or more, up to ``jobs`` threads
+    (``OKS_THREADS`` at most) compute a run of the pairs each (each pair's OKS is computed
+    alone: the split cannot change a bit of it).
     """
     gt, pred = ds.gt, ds.pred
     if gt.keypoints is None or pred.keypoints is None:
         raise ValueError("keypoint pairs need keypoints on both sides (--iou-type keypoints)")
-    if jobs > 1 and g_rows.shape[0] >= OKS_SPLIT_MIN:
-        return _split_pair_oks(ds, d_rows, g_rows, sigmas, min_oks, jobs)
+    threads = min(jobs, OKS_THREADS, g_rows.shape[0] * 2 // OKS_SPLIT_MIN)
+    if threads > 1:
+        return _split_pair_oks(ds, d_rows, g_rows, sigmas, min_oks, threads)
     return _pair_oks_part(ds, d_rows, g_rows, sigmas, min_oks)
 
 
@@ -357,6 +359,9 @@ def _pair_oks_part(
 # its loops over a block's arrays; a forked process took ~40: each first write to a page
 # after a fork copies it)
 OKS_SPLIT_MIN = 50_000
+# at most this many threads (and one more per OKS_SPLIT_MIN / 2 pairs): the GIL holds the
+# small calls, so more give little, and each keeps its own blocks' memory (~7 MB)
+OKS_THREADS = 4
 
 
 def _split_pair_oks(

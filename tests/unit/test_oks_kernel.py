@@ -202,3 +202,28 @@ def test_in_threads_does_every_item_once_and_raises_the_first_error(threads: int
 
     with pytest.raises(MemoryError):
         in_threads(boom, list(range(7)), threads)
+
+
+def test_oks_threads_are_capped_by_the_pairs_and_oks_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # --jobs 64 on a big machine: at most OKS_THREADS threads, and one per half
+    # OKS_SPLIT_MIN pairs; below that, no split at all
+    from iou_cli.matching import pairs
+
+    ds, d, g, sig = _all_pairs(5)
+    P = d.shape[0]
+    seen: list[int] = []
+    split = pairs._split_pair_oks
+
+    def spy(*args: Any) -> Any:
+        seen.append(args[-1])
+        return split(*args)
+
+    monkeypatch.setattr(pairs, "_split_pair_oks", spy)
+    ref = pairs.pair_oks(ds, d, g, sig, min_oks=0.5)
+    for split_min, want in ((4 * P, None), (P, 2), (P // 2, 4), (P // 8, 4)):
+        seen.clear()
+        monkeypatch.setattr(pairs, "OKS_SPLIT_MIN", split_min)
+        assert np.array_equal(pairs.pair_oks(ds, d, g, sig, min_oks=0.5, jobs=64), ref)
+        assert seen == ([] if want is None else [want]), split_min
