@@ -1,5 +1,5 @@
 """The tests' one helper module: run the CLI in-process and check its channels and the error
-contract."""
+contract; watch the keypoint OKS split between threads."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import contextlib
 import io
 import re
 import warnings
+from typing import Any
 
 import pytest
 
@@ -52,3 +53,19 @@ def assert_one_error_line(code: int, out: str, err: str) -> str:
     assert len(lines) == 1 and ERROR_LINE.match(lines[0]), err
     assert "Traceback" not in err
     return lines[0]
+
+
+def spy_oks_threads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The thread counts ``matching.pairs.pair_oks`` splits its pairs between, one entry per
+    split, as they happen (the split itself still runs)."""
+    from iou_cli.matching import pairs
+
+    seen: list[int] = []
+    split = pairs._split_pair_oks
+
+    def spy(*args: Any) -> Any:
+        seen.append(args[-1])
+        return split(*args)
+
+    monkeypatch.setattr(pairs, "_split_pair_oks", spy)
+    return seen

@@ -214,30 +214,12 @@ def _row_sums_numpy(a: FloatArray, kept: BoolArray, n: IntArray) -> FloatArray:
     return out
 
 
-def far_pairs(
-    d_kpts: FloatArray,
-    g_kpts: FloatArray,
-    g_box: FloatArray,
-    g_area: FloatArray,
-    sigmas: FloatArray,
-    g_cat: IntArray,
-    d_rows: IntArray,
-    g_rows: IntArray,
-    min_oks: float,
-    d_corners: FloatArray | None = None,
-) -> BoolArray:
-    """Pairs whose OKS is certainly below ``min_oks``, from boxes alone (O(1) per pair):
-    :func:`far_bound`'s test of every pair at once."""
-    bound = far_bound(d_kpts, g_kpts, g_box, g_area, sigmas, g_cat, min_oks, d_corners)
-    if bound is None:
-        return np.zeros(g_rows.shape[0], dtype=bool)
-    return bound.far(d_rows, g_rows)
-
-
 @dataclass(frozen=True)
 class FarBound:
-    """Per row what :meth:`far` needs: the predictions' keypoint extents, the regions the
-    ground truths' counted keypoints lie in, each ground truth's ``e`` scale."""
+    """Pairs whose OKS is certainly below a threshold, from boxes alone (O(1) per pair;
+    :func:`far_bound`). Per row what :meth:`far` needs: the predictions' keypoint extents,
+    the regions the ground truths' counted keypoints lie in, each ground truth's ``e``
+    scale."""
 
     d: FloatArray  # (N, 4) x0, y0, x1, y1 of each prediction's keypoints
     g: FloatArray  # (M, 4) the same of each ground truth's region

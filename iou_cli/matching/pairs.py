@@ -8,13 +8,16 @@ number of boxes and pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..data import Boxes, Dataset
 from ..geometry.iou import Corners, overlap
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..geometry.oks import FarBound
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -296,36 +299,19 @@ def pair_oks(
     (C, K) by the ground truth's category (pycocotools' computeOks; no crowd rule: a crowd
     ground truth is compared like any other and may absorb many predictions in the matcher).
 
-    ``min_oks``: pairs that provably score below it (:func:`iou_cli.geometry.oks.far_pairs`)
+    ``min_oks``: pairs that provably score below it (:func:`iou_cli.geometry.oks.far_bound`)
     are given 0 without computing their OKS; every other pair gets its exact OKS.
     ``jobs`` > 1: with ``OKS_SPLIT_MIN`` pairs or more, up to ``jobs`` threads
     (``OKS_THREADS`` at most) compute a run of the pairs each (each pair's OKS is computed
     alone: the split cannot change a bit of it).
     """
+    from ..geometry.oks import far_bound
+
     gt, pred = ds.gt, ds.pred
     if gt.keypoints is None or pred.keypoints is None:
         raise ValueError("keypoint pairs need keypoints on both sides (--iou-type keypoints)")
-    threads = min(jobs, OKS_THREADS, g_rows.shape[0] * 2 // OKS_SPLIT_MIN)
-    if threads > 1:
-        return _split_pair_oks(ds, d_rows, g_rows, sigmas, min_oks, threads)
-    return _pair_oks_part(ds, d_rows, g_rows, sigmas, min_oks)
-
-
-def _pair_oks_part(
-    ds: Dataset, d_rows: IntArray, g_rows: IntArray, sigmas: FloatArray, min_oks: float | None
-) -> FloatArray:
-    """:func:`pair_oks` in one process, a block of pairs at a time: the far-pair test
-    (:func:`iou_cli.geometry.oks.far_bound`) and then the OKS of the block's other pairs."""
-    from ..geometry.oks import far_bound
-
-    P = g_rows.shape[0]
-    out = np.zeros(P, dtype=np.float64)
-    if P == 0:
-        return out
-    gt, pred = ds.gt, ds.pred
-    assert gt.keypoints is not None and pred.keypoints is not None
     bound = None
-    if min_oks is not None and min_oks > 0:
+    if min_oks is not None and min_oks > 0 and g_rows.shape[0]:  # (once, for every thread)
         bound = far_bound(
             pred.keypoints,
             gt.keypoints,
@@ -336,6 +322,21 @@ def _pair_oks_part(
             min_oks,
             pred.kpt_box,
         )
+    threads = min(jobs, OKS_THREADS, g_rows.shape[0] * 2 // OKS_SPLIT_MIN)
+    if threads > 1:
+        return _split_pair_oks(ds, d_rows, g_rows, sigmas, bound, threads)
+    return _pair_oks_part(ds, d_rows, g_rows, sigmas, bound)
+
+
+def _pair_oks_part(
+    ds: Dataset, d_rows: IntArray, g_rows: IntArray, sigmas: FloatArray, bound: FarBound | None
+) -> FloatArray:
+    """:func:`pair_oks` in one thread, a block of pairs at a time: the far-pair test
+    (``bound``; None: every pair is computed) and then the OKS of the block's other pairs."""
+    P = g_rows.shape[0]
+    out = np.zeros(P, dtype=np.float64)
+    if P == 0:
+        return out
     if bound is None:
         near = np.arange(P)
     else:  # (in blocks: their temporaries stay small)
@@ -369,7 +370,7 @@ def _split_pair_oks(
     d_rows: IntArray,
     g_rows: IntArray,
     sigmas: FloatArray,
-    min_oks: float | None,
+    bound: FarBound | None,
     jobs: int,
 ) -> FloatArray:
     """:func:`pair_oks` with the pairs cut into ``jobs`` runs, each computed by a thread
@@ -382,7 +383,7 @@ def _split_pair_oks(
 
     def part(j: int) -> None:
         a, b = cuts[j], cuts[j + 1]
-        out[a:b] = _pair_oks_part(ds, d_rows[a:b], g_rows[a:b], sigmas, min_oks)
+        out[a:b] = _pair_oks_part(ds, d_rows[a:b], g_rows[a:b], sigmas, bound)
 
     in_threads(part, list(range(jobs)), jobs)
     return out

@@ -164,18 +164,12 @@ def test_keypoints_of_one_class_split_their_oks_between_threads(
     """One keypoint class: no class split; ``--jobs`` reaches the pairs' OKS (threads), and
     the Result is ``--jobs 1``'s bit for bit."""
     from iou_cli.matching import pairs
+    from tests.helpers import spy_oks_threads
     from tests.oracle.kptgen import random_kpt_scene
 
     gt, dets = random_kpt_scene(9, n_cats=1)
     one = evaluate(copy.deepcopy(dets), copy.deepcopy(gt), iou_type="keypoints")
-    seen: list[int] = []
-    split = pairs._split_pair_oks
-
-    def spy(*args: Any) -> Any:
-        seen.append(args[-1])
-        return split(*args)
-
-    monkeypatch.setattr(pairs, "_split_pair_oks", spy)
+    seen = spy_oks_threads(monkeypatch)
     monkeypatch.setattr(pairs, "OKS_SPLIT_MIN", 1)
     two = evaluate(copy.deepcopy(dets), copy.deepcopy(gt), iou_type="keypoints", jobs=2)
     assert seen == [2]

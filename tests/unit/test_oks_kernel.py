@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from iou_cli.geometry.oks import row_sums
+from tests.helpers import spy_oks_threads
 
 
 @pytest.mark.parametrize("k", [1, 2, 7, 8, 9, 15, 16, 17, 23, 24, 25, 68, 127, 128, 129, 133])
@@ -128,23 +129,26 @@ def test_oks_split_between_threads_equals_one(monkeypatch: pytest.MonkeyPatch, j
     # --jobs splits the pairs' OKS between threads: every pair's value is the one a single
     # thread gives, bit for bit, with and without the far-pair skip, with far-test blocks
     # that end inside a thread's run; and the split really ran
+    from iou_cli.geometry import oks
     from iou_cli.matching import pairs
 
     ds, d, g, sig = _all_pairs(5)
     one = {t: pairs.pair_oks(ds, d, g, sig, min_oks=t) for t in (None, 0.5)}
-    split = pairs._split_pair_oks
-    calls: list[int] = []
+    seen = spy_oks_threads(monkeypatch)
+    bounds: list[int] = []
+    far_bound = oks.far_bound
 
-    def spy(*args: object) -> object:
-        calls.append(1)
-        return split(*args)  # type: ignore[arg-type]
+    def counted(*args: Any) -> Any:
+        bounds.append(1)
+        return far_bound(*args)
 
-    monkeypatch.setattr(pairs, "_split_pair_oks", spy)
+    monkeypatch.setattr(oks, "far_bound", counted)
     monkeypatch.setattr(pairs, "OKS_SPLIT_MIN", 1)
     monkeypatch.setattr(pairs, "FAR_BLOCK", 7)
     for t, ref in one.items():
         assert np.array_equal(pairs.pair_oks(ds, d, g, sig, min_oks=t, jobs=jobs), ref)
-    assert len(calls) == 2
+    assert seen == [jobs, jobs]
+    assert bounds == [1]  # the bound is made once (with the 0.5 threshold), not per thread
     assert (one[0.5] > 0).sum() > 10 and (one[0.5] == 0).sum() > 10
 
 
@@ -152,7 +156,7 @@ def test_fast_reader_extent_is_the_far_test_extent(tmp_path: Path) -> None:
     # the fast results reader hands each row's keypoint extent to the far-pair test
     # (Boxes.kpt_box); the test gives the same pairs as with the extent computed there
     from iou_cli.api import load_pair
-    from iou_cli.geometry.oks import far_pairs, kpt_corners
+    from iou_cli.geometry.oks import far_bound, kpt_corners
     from iou_cli.matching.pairs import kpt_boxes, sigma_table
     from iou_cli.options import LoadOptions
     from tests.oracle.kptgen import random_kpt_scene
@@ -176,7 +180,9 @@ def test_fast_reader_extent_is_the_far_test_extent(tmp_path: Path) -> None:
         gk, pk = ds.gt.keypoints, pred.keypoints
         assert gk is not None and pk is not None
         box, sig = kpt_boxes(ds.gt, None), sigma_table(ds)[0]
-        return far_pairs(pk, gk, box, ds.gt.area, sig, ds.gt.category, d, g, 0.5, corners)
+        bound = far_bound(pk, gk, box, ds.gt.area, sig, ds.gt.category, 0.5, corners)
+        assert bound is not None
+        return bound.far(d, g)
 
     given = far(kpt_corners(pred.keypoints))
     assert np.array_equal(far(None), given) and given.any()
@@ -213,14 +219,7 @@ def test_oks_threads_are_capped_by_the_pairs_and_oks_threads(
 
     ds, d, g, sig = _all_pairs(5)
     P = d.shape[0]
-    seen: list[int] = []
-    split = pairs._split_pair_oks
-
-    def spy(*args: Any) -> Any:
-        seen.append(args[-1])
-        return split(*args)
-
-    monkeypatch.setattr(pairs, "_split_pair_oks", spy)
+    seen = spy_oks_threads(monkeypatch)
     ref = pairs.pair_oks(ds, d, g, sig, min_oks=0.5)
     for split_min, want in ((4 * P, None), (P, 2), (P // 2, 4), (P // 8, 4)):
         seen.clear()
