@@ -1,8 +1,8 @@
 """A typed read of a COCO keypoint ground truth (``person_keypoints_*.json``): the
 ``annotations`` decoded by msgspec against the keypoint layout (one small struct per record,
 numbers and types checked while parsing) straight to the columns the dataset reader
-builds, about 2.5x faster than the generic reader (:func:`.jsonio.parse_json`: a dict per
-record, a walk over all of them, then the columns); ~0.12 s -> ~0.05 s for a
+builds, about 1.9x faster than the generic reader (:func:`.jsonio.parse_json`: a dict per
+record, a walk over all of them, then the columns); ~0.115 s -> ~0.06 s for a
 COCO-val-sized file, which is on the critical path of every keypoint run.
 
 It gives the generic reader's values or nothing (``None``: the caller hands the same bytes
@@ -17,7 +17,7 @@ when the generic rules hold and the records are plainly valid:
   numbers, depth);
 * every integer within 2**53 (msgspec's range check), no number that overflows a float;
 * no key written twice: msgspec keeps the last of two, so the keys the structs hold are
-  counted and must equal the keys written in the text (:func:`.typedjson.keys_written`);
+  counted and must equal the keys written in the text (:func:`.typedjson.raw_parts`);
 * every box finite with ``w, h >= 0``, every area finite, ``iscrowd`` 0 or 1, one K in all
   rows, visibility flags 0, 1 or 2, ``num_keypoints >= 0``: anything else is the generic
   reader's to locate.

@@ -17,7 +17,6 @@ where.
 
 from __future__ import annotations
 
-import mmap
 import os
 from functools import cache
 from itertools import chain
@@ -30,7 +29,7 @@ import numpy.typing as npt
 from ..workers import end_workers, fork_workers
 from .fastkpt import BOUNDARY as _BOUNDARY
 from .fastkpt import id_score_columns, kpt_columns, same_kind, split_range
-from .filesource import FileSource, big_buffer
+from .filesource import FileSource, SliceBuffer, big_buffer, names_flag
 from .sharedcols import KeypointRoom, send_raw, widen_pipe
 from .sharedcols import SharedColumns as _Shared
 
@@ -171,9 +170,9 @@ class Pending:
                 return None
         else:
             parts = []
-            buf = _Buffer()
+            buf = SliceBuffer()
             for a, b in slices:  # one slice at a time; stop at the first invalid one
-                named = [False]
+                named = names_flag(field)
                 parts.append(_columns(buf.wrap(data, a, b), field, named=named))
                 if parts[-1] is None:
                     break
@@ -206,10 +205,10 @@ class Pending:
         got: list[dict[str, Any] | None] = [None] * len(slices)
         room = KeypointRoom.make(slices, self.assign, self.own) if field == "keypoints" else None
         try:
-            buf = _Buffer()
+            buf = SliceBuffer()
             for k in self.own:
                 alloc = room.own_alloc if room is not None else None
-                named = [False]
+                named = names_flag(field)
                 got[k] = part = _columns(buf.wrap(data, *slices[k]), field, alloc, named)
                 if part is None:
                     return None
@@ -332,37 +331,6 @@ _DATA: list[
 ] = []  # what forked decoders read (set just before the fork)
 
 
-class _Buffer:
-    """One buffer for every slice, ``[`` + slice + ``]``: a fresh 64 MiB copy per slice
-    costs its page faults again each time (~0.5 s of system time at 400 MiB)."""
-
-    def __init__(self) -> None:
-        self.buf: bytearray | mmap.mmap = bytearray()
-        self.n = 0
-
-    def wrap(self, data: bytes | FileSource, a: int, b: int) -> memoryview:
-        n = b - a + 2
-        if len(self.buf) < n:
-            self.buf = big_buffer(n)
-        buf = self.buf
-        self.n = n
-        buf[0] = 0x5B  # [
-        if isinstance(data, FileSource):  # read straight into place (no copy)
-            if not data.read_into(memoryview(buf)[1 : n - 1], a):
-                return memoryview(b"")  # the file changed: declined (not valid JSON)
-        else:
-            buf[1 : n - 1] = memoryview(data)[a:b]
-        buf[n - 1] = 0x5D  # ]
-        return memoryview(buf)[:n]
-
-    def names_files(self, named: list[bool] | None = None) -> bool:
-        """Whether the last slice wrapped has a ``"file_name"`` (Ultralytics' rows): as
-        its decoder saw the rows (``named``, keypoints), else searched for in its bytes."""
-        if named:
-            return named[0]
-        return self.buf.find(b'"file_name"', 0, self.n) >= 0
-
-
 def _decode_share(w: int, send: Any) -> None:
     """Worker ``w``: decodes its slices (``Pending.assign[w]``) and sends their columns
     (``None`` for an invalid slice; the row count, with K for keypoints, when written to
@@ -371,13 +339,13 @@ def _decode_share(w: int, send: Any) -> None:
 
     init_worker()
     data, field, slices, shared, assign = _DATA[0]
-    buf = _Buffer()
+    buf = SliceBuffer()
     share: list[dict[str, Any] | int | tuple[int, int] | None] = []
     names_files = False
     raw: list[np.ndarray] = []  # keypoint numbers sent after the message, in its order
     for k in assign[w]:
         a, b = slices[k]
-        named = [False]
+        named = names_flag(field)
         cols = _columns(buf.wrap(data, a, b), field, named=named)
         share.append(shared.put(k, cols) if shared is not None and cols is not None else cols)
         if cols is None:
@@ -404,14 +372,12 @@ def _columns(
     alloc: Any = None,
     named: list[bool] | None = None,
 ) -> dict[str, Any] | None:
-    """A slice's columns (None: declined); keypoints: ``named[0]`` says whether a row has a
-    ``file_name`` (the decoder sees them; the other fields' slices are searched for one)."""
+    """A slice's columns (None: declined); keypoints: ``named[0]`` set True when a row has
+    a ``file_name`` (:func:`.filesource.names_flag`)."""
     import msgspec
 
     if field == "keypoints":
         return kpt_columns(data, alloc, named)
-    if named is not None:
-        named[:] = []  # (not known from the decode)
     try:
         recs = _decoder(field).decode(data)
     except msgspec.DecodeError:  # also ValidationError: not JSON, or not this schema
@@ -584,7 +550,7 @@ def _read_keypoint_file(path: str) -> tuple[bytes, dict[str, Any] | None] | None
     if not FileSource(path, size, ([], [], [])).read_into(whole, 0) or buf[:2] == GZIP_MAGIC:
         return None
     note_read(path)
-    named = [False]
+    named = [False]  # (set by the decoder)
     cols = kpt_columns(whole[3:] if buf[:3] == b"\xef\xbb\xbf" else whole, named=named)
     if cols is None or named[0]:
         return bytes(whole), cols

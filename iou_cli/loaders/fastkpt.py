@@ -105,9 +105,10 @@ def kpt_columns(
     ``image_id``, ``category_id``, ``bbox`` (n, 4; NaN where the rows give none),
     ``score``, ``keypoints`` (n, K, 3) and ``kpt_box`` (n, 4: each row's keypoint extent,
     :func:`iou_cli.geometry.oks.kpt_corners`, made here: with ``--jobs``, in the forked
-    workers' part of the time), or ``None``. ``alloc(size)``: where the flat
-    keypoint numbers go (a forked worker's shared memory; ``size`` bounds them: a number
-    and its comma take two bytes or more); a fresh array by default.
+    workers' part of the time), or ``None``. ``alloc(size)``: where the flat keypoint
+    numbers go (with ``--jobs``, this process's part of :class:`.sharedcols.KeypointRoom`;
+    ``size`` bounds them: a number and its comma take two bytes or more); a huge-page
+    array by default (:func:`.filesource.big_floats`).
 
     The list is decoded a piece of records at a time (:func:`pieces`), each row's numbers
     as Python floats that are copied into the array and freed before the next piece: the

@@ -15,9 +15,9 @@ when the generic rules hold:
   raw text and read by the generic reader itself (their own duplicate keys, numbers, depth);
 * every integer within 2**53 (msgspec's range check), no number that overflows a float;
 * no key written twice: msgspec keeps the last of two, so the keys the structs hold are
-  counted and must equal the keys written in the text (:func:`.typedjson.keys_written`:
-  a ``"`` then optional white space then ``:``, outside the raw parts): a string that holds such a pair only makes the count
-  disagree, and then the generic reader runs.
+  counted and must equal the keys written in the text outside the raw parts
+  (:func:`.typedjson.raw_parts`): a string that holds a colon or a quote-colon pair only
+  makes the count disagree, and then the generic reader runs.
 """
 
 from __future__ import annotations

@@ -82,8 +82,8 @@ class SharedColumns:
         return out
 
     def holds(self, cols: dict[str, Any]) -> bool:
-        """Whether ``cols`` is a view of this mapping (a slice not pickled); keypoints are
-        always copied out (:func:`_concat`)."""
+        """Whether ``cols`` is a view of this mapping (a slice not pickled); never for
+        keypoints (their numbers are not in it: :class:`KeypointRoom`)."""
         return not self.keypoints and cols["score"].base is self.cols["score"]
 
     def compact(self, counts: list[int]) -> dict[str, Any]:
