@@ -20,7 +20,7 @@ from .coco_images import finite, images_table, is_id, is_num, stem, stem_problem
 from .coco_obb import obb_arrays, obb_columns
 from .coco_typed import AnnTable, read_keypoint_gt
 from .fastcoco import read_path
-from .ids import id_column as _id_column
+from .ids import id_columns
 from .jsonio import load_json, parse_json, read_bytes
 from .lvis import federated_columns
 
@@ -141,23 +141,15 @@ def _records_to_columns(
                     raise TypeError
         else:
             score = np.full(n, np.nan)
-        img_codes, img_uniq = _id_column(img)
-        cat_codes, cat_uniq = _id_column(cat)
-        for u in img_uniq + cat_uniq:
+        ids = id_columns(img, cat)
+        for u in ids["img_uniq"] + ids["cat_uniq"]:
             if not is_id(u):
                 raise TypeError
         segm = [r["segmentation"] for r in recs] if iou_type == "segm" else None
     except (KeyError, TypeError, ValueError, OverflowError):
         _locate(recs, path, prefix, **need)
         raise InputError(path, prefix, "malformed records") from None  # pragma: no cover
-    cols: dict[str, Any] = {
-        "img_codes": img_codes,
-        "img_uniq": img_uniq,
-        "cat_codes": cat_codes,
-        "cat_uniq": cat_uniq,
-        "bbox": bbox,
-        "score": score,
-    }
+    cols: dict[str, Any] = {**ids, "bbox": bbox, "score": score}
     if segm is not None:
         cols["segm"] = segm
     cols.update(kpt.keypoint_record_columns(recs, path, prefix, iou_type, gt=not need_score))
@@ -249,17 +241,12 @@ def _plain_file(path: str) -> bool:
 
 def _fast_columns(cols: dict[str, np.ndarray], angle_unit: str = "rad") -> dict[str, Any]:
     """The columns ``_records_to_columns`` makes, from :func:`fastcoco.read_results`'s."""
-    img_codes, img_uniq = _id_column(cols["image_id"])
-    cat_codes, cat_uniq = _id_column(cols["category_id"])
     out: dict[str, Any] = {}
     if "obb" in cols:  # rotated boxes: corners, their axis-aligned hull, w*h
         out["obb"], out["bbox"], out["obb_area"] = obb_arrays(cols["obb"], angle_unit=angle_unit)
     out.update(kpt.fast_keypoint_columns(cols))
     return {
-        "img_codes": img_codes,
-        "img_uniq": img_uniq,
-        "cat_codes": cat_codes,
-        "cat_uniq": cat_uniq,
+        **id_columns(cols["image_id"], cols["category_id"]),
         "bbox": cols.get("bbox"),
         "score": cols["score"],
         **({"segm": cols["segm"]} if "segm" in cols else {}),

@@ -36,7 +36,7 @@ import numpy as np
 
 from .fastkpt import pack_rows
 from .filesource import big_floats
-from .ids import id_column
+from .ids import id_columns
 from .typedjson import MAX_SAFE_INT, decode, document_decoder, raw_parts
 
 
@@ -146,13 +146,9 @@ def _table(anns: list[Any], crowd: list[Any], num: list[Any], unset: Any) -> Ann
     num_kpts = np.fromiter(num, np.int64, n)
     if (num_kpts < 0).any():
         return None
-    img_codes, img_uniq = id_column(list(map(attrgetter("image_id"), anns)))
-    cat_codes, cat_uniq = id_column(list(map(attrgetter("category_id"), anns)))
+    image_ids, category_ids = (list(map(attrgetter(k), anns)) for k in ("image_id", "category_id"))
     cols: dict[str, Any] = {
-        "img_codes": img_codes,
-        "img_uniq": img_uniq,
-        "cat_codes": cat_codes,
-        "cat_uniq": cat_uniq,
+        **id_columns(image_ids, category_ids),
         "bbox": bbox,
         "score": np.full(n, np.nan),
         "kpts": kp,

@@ -48,3 +48,18 @@ def id_column(values: list[Any] | np.ndarray) -> tuple[np.ndarray, list[Hashable
     table: dict[Hashable, int] = {}
     codes_l = [table.setdefault(v, len(table)) for v in values]
     return np.asarray(codes_l, dtype=np.int64), list(table)
+
+
+def id_columns(
+    image_ids: list[Any] | np.ndarray, category_ids: list[Any] | np.ndarray
+) -> dict[str, Any]:
+    """The id columns of a COCO reader's table: ``img_codes``/``img_uniq`` and
+    ``cat_codes``/``cat_uniq`` (:func:`id_column` of each)."""
+    img_codes, img_uniq = id_column(image_ids)
+    cat_codes, cat_uniq = id_column(category_ids)
+    return {
+        "img_codes": img_codes,
+        "img_uniq": img_uniq,
+        "cat_codes": cat_codes,
+        "cat_uniq": cat_uniq,
+    }
