@@ -33,6 +33,26 @@ def init_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def die_with_parent(parent: int) -> bool:
+    """In a forked worker: be killed (SIGKILL) when the parent process ends
+    (``PR_SET_PDEATHSIG``, Linux), so that a worker blocked on its pipe or waiting for the
+    parent's word never outlives a parent that was killed; False where that cannot be
+    had, or the parent (pid ``parent``) is gone already."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return False
+    if prctl(1, int(signal.SIGKILL), 0, 0, 0) != 0:  # (1: PR_SET_PDEATHSIG)
+        return False
+    return os.getppid() == parent  # (the parent may have ended before the call)
+
+
 def cores(jobs: int) -> int:
     """``--jobs`` as a process count: 0 means every core this process may use."""
     if jobs != 0:

@@ -17,6 +17,7 @@ where.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from functools import cache
 from itertools import chain
@@ -27,10 +28,17 @@ import numpy as np
 import numpy.typing as npt
 
 from ..workers import end_workers, fork_workers
-from .fastkpt import BOUNDARY as _BOUNDARY
-from .fastkpt import id_score_columns, kpt_columns, same_kind, split_range
-from .filesource import FileSource, SliceBuffer, big_buffer, names_flag
-from .sharedcols import KeypointRoom, send_raw, widen_pipe
+from . import kptparts
+from .fastkpt import id_score_columns, kpt_columns, kpt_file_columns, same_kind, split_range
+from .filesource import FileSource, SliceBuffer, names_flag
+from .kptparts import list_range
+from .sharedcols import (
+    KeypointRoom,
+    hold_pipes,
+    send_raw,
+    vm_read,
+    widen_pipe,
+)
 from .sharedcols import SharedColumns as _Shared
 
 __all__ = ["read_results", "read_keypoint_results"]
@@ -118,13 +126,14 @@ class Pending:
         self.names_files = False  # a row has a "file_name" (a part read from the file)
         self.collected = False  # every worker's part was read (they are exiting)
         self.joined: np.ndarray | None = None  # every slice's keypoint numbers, in order
+        self.release: list[int] = []  # each worker's word pipe (keypoints: sharedcols.hold_pipes)
         chunk = _CHUNK
         parallel = jobs > 1 and len(data) >= _PARALLEL_MIN
         slices: list[tuple[int, int]] | None
         if isinstance(data, FileSource):  # each process reads its own part of the file
             slices, self.assign, self.own = data.plan
         elif parallel and field == "keypoints":
-            slices, self.assign, self.own = _shares(data, jobs, gt_bytes)
+            slices, self.assign, self.own = kptparts.shares(data, jobs, gt_bytes, _CHUNK)
         else:
             if parallel:
                 chunk = min(_CHUNK, len(data) // jobs + 1)
@@ -148,14 +157,21 @@ class Pending:
             self.shared = _Shared(slices, field, _MIN_RECORD) if field in _SHARED_FIELDS else None
         except (OSError, ValueError, OverflowError):  # no mapping to be had: pickled
             self.shared = None
+        # keypoints: each worker holds its numbers until this process has read them from
+        # its memory, and waits for the word on a pipe of its own (sharedcols.vm_read)
+        hold = hold_pipes(len(self.assign)) if field == "keypoints" and self.shared else None
         # the workers are forked here, with it
-        _DATA[:] = [(data, field, slices, self.shared, self.assign)]
+        _DATA[:] = [(data, field, slices, self.shared, self.assign, hold, os.getpid())]
         try:
             self.procs = fork_workers(_decode_share, [(w,) for w in range(len(self.assign))])
         except OSError:  # no process to be had (EAGAIN, ENOMEM): decoded here, in get()
             self.procs, self.shared = [], None
         finally:
             _DATA.clear()
+            if hold is not None:  # (the workers' ends)
+                for r, _ in hold:
+                    os.close(r)
+                self.release = [w for _, w in hold]
 
     def get(self) -> dict[str, Any] | None:
         data, field, slices = self.data, self.field, self.slices
@@ -173,7 +189,7 @@ class Pending:
             buf = SliceBuffer()
             for a, b in slices:  # one slice at a time; stop at the first invalid one
                 named = names_flag(field)
-                parts.append(_columns(buf.wrap(data, a, b), field, named=named))
+                parts.append(_slice_columns(buf, data, a, b, field, named=named))
                 if parts[-1] is None:
                     break
                 self.names_files |= isinstance(data, FileSource) and buf.names_files(named)
@@ -209,7 +225,7 @@ class Pending:
             for k in self.own:
                 alloc = room.own_alloc if room is not None else None
                 named = names_flag(field)
-                got[k] = part = _columns(buf.wrap(data, *slices[k]), field, alloc, named)
+                got[k] = part = _slice_columns(buf, data, *slices[k], field, alloc, named)
                 if part is None:
                     return None
                 if room is not None:
@@ -217,31 +233,49 @@ class Pending:
                 self.names_files |= buf.names_files(named)
             del buf
             shares: list[list[Any]] = []
+            held: list[Any] = []
             for _, recv in self.procs:
                 try:
-                    share, names_files = recv.recv()
+                    share, names_files, where = recv.recv()
                 except (EOFError, OSError):  # the worker died: decline the file
                     return None
                 self.names_files |= names_files
                 shares.append(share)
+                held.append(where)
             if room is not None and not room.place_workers(shares):
                 room = None  # (cannot happen) each part read apart, then concatenated
             for w, ((_, recv), share) in enumerate(zip(self.procs, shares, strict=True)):
-                for k, cols in zip(self.assign[w], share, strict=False):  # short: declined
+                outs = room.worker_places(share) if room is not None else [None] * len(share)
+                held_outs = [o for o, c in zip(outs, share, strict=True) if isinstance(c, tuple)]
+                filled = self._read_held(w, held[w], held_outs)
+                # (zip: a short share was declined)
+                for k, cols, out in zip(self.assign[w], share, outs, strict=False):
                     if isinstance(cols, (int, tuple)):  # written to the shared columns
                         assert self.shared is not None
-                        out = room.worker_out(cols) if room is not None else None
-                        cols = self.shared.view(k, cols, recv.fileno(), out)
+                        cols = self.shared.view(k, cols, recv.fileno(), out, filled)
                         if cols is None:  # its keypoint numbers ended early: it died
                             return None
-                    elif room is not None and cols is not None:  # pickled: copied in place
-                        room.worker_copy(cols)
+                    elif out is not None and cols is not None:  # pickled: copied in place
+                        KeypointRoom.copy_in(cols, out)
                     got[k] = cols
             self.collected = True
         finally:
             self.cancel()
         self.joined = room.joined() if room is not None else None
         return got
+
+    def _read_held(self, w: int, where: Any, outs: list[Any]) -> bool:
+        """Worker ``w``'s keypoint numbers read from its memory into ``outs`` (``where``:
+        its pid and each array's address and size, None when it does not hold them), and
+        the worker told it may go; False (and the worker told to send them through its
+        pipe) when they could not be read so."""
+        if where is None or w >= len(self.release):
+            return False
+        pid, spans = where
+        done = bool(outs) and all(o is not None for o in outs) and vm_read(pid, spans, outs)
+        with contextlib.suppress(OSError):  # (the worker died: its pipe says so)
+            os.write(self.release[w], b"d" if done else b"p")
+        return done
 
     @property
     def pool(self) -> list[tuple[Any, Any]] | None:
@@ -254,80 +288,36 @@ class Pending:
         once: a worker may be writing keypoint numbers that nobody will read."""
         procs, self.procs = self.procs, []
         end_workers(procs, self.collected)
+        release, self.release = self.release, []
+        for fd in release:
+            os.close(fd)
 
 
 def _concat(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
-def _list_range(data: bytes) -> tuple[int, int] | None:
-    """Where the records lie (after the ``[``, at the ``]``); None when ``data`` is not
-    one top-level list."""
-    start = data.find(b"[")
-    end = data.rfind(b"]")
-    if start < 0 or end < start or data[:start].strip() or data[end + 1 :].strip():
-        return None
-    return start + 1, end
-
-
 def _split(data: bytes, chunk: int) -> list[tuple[int, int]]:
     """Slices of about ``chunk`` bytes between the list's brackets (see :class:`Pending`);
     empty when ``data`` is not one top-level list."""
-    span = _list_range(data)
+    span = list_range(data)
     return [] if span is None else split_range(data, *span, chunk)
 
 
 _SHARED_FIELDS = ("bbox", "obb", "keypoints")  # columns sent back in shared memory
-_GT_COST = 2.0  # a ground-truth byte takes ~2x the CPU of a keypoint result byte (typed read)
-
-
-def _share_sizes(total: int, jobs: int, gt_bytes: int) -> tuple[int, list[float]]:
-    """``(own, sizes)``: this process's part of ``total`` bytes of keypoint records (the last
-    one, 0 when the ground truth alone takes as long as a worker's part) and every part's
-    size, the ``jobs - 1`` workers' first."""
-    own = int(max(0, total - (jobs - 1) * _GT_COST * gt_bytes) // jobs)
-    return own, [(total - own) / (jobs - 1)] * (jobs - 1) + ([own] if own else [])
-
-
-def _shares(
-    data: bytes, jobs: int, gt_bytes: int
-) -> tuple[list[tuple[int, int]], list[list[int]], list[int]]:
-    """Keypoint results for ``jobs`` processes: ``(slices, each worker's slices, this
-    process's slices)``. This process reads the ground truth (``gt_bytes``) first, so it
-    takes the last part of the list, made as big as leaves it done when the ``jobs - 1``
-    workers are done with theirs (none when the ground truth alone takes that long);
-    the workers split the rest evenly. Keypoint rows are costly (~50 numbers a row), so
-    the one extra process of this split pays at sizes where the box split's would not."""
-    span = _list_range(data)
-    if span is None:
-        return [], [], []
-    pos, end = span
-    total = end - pos
-    own, sizes = _share_sizes(total, jobs, gt_bytes)
-    regions: list[tuple[int, int]] = []
-    at = float(pos)
-    for size in sizes[:-1]:
-        at += size
-        m = _BOUNDARY.search(data, max(int(at), pos), end)
-        if m is None:
-            break
-        regions.append((pos, m.start() + 1))
-        pos = m.end() - 1  # at the next record's "{"
-    regions.append((pos, end))
-    slices: list[tuple[int, int]] = []
-    parts: list[list[int]] = []
-    for a, b in regions:
-        got = split_range(data, a, b, _CHUNK)
-        parts.append(list(range(len(slices), len(slices) + len(got))))
-        slices += got
-    if own and len(regions) == len(sizes):
-        return slices, parts[:-1], parts[-1]
-    return slices, parts, []  # (a short list: no room for this process's part)
 
 
 _PARALLEL_MIN = 1 << 23  # below 8 MiB a second process costs more than it saves
 _DATA: list[
-    tuple[bytes | FileSource, str, list[tuple[int, int]], _Shared | None, list[list[int]]]
+    tuple[
+        bytes | FileSource,
+        str,
+        list[tuple[int, int]],
+        _Shared | None,
+        list[list[int]],
+        list[tuple[int, int]] | None,
+        int,
+    ]
 ] = []  # what forked decoders read (set just before the fork)
 
 
@@ -335,26 +325,47 @@ def _decode_share(w: int, send: Any) -> None:
     """Worker ``w``: decodes its slices (``Pending.assign[w]``) and sends their columns
     (``None`` for an invalid slice; the row count, with K for keypoints, when written to
     the shared columns) through its pipe."""
-    from ..workers import init_worker
+    from ..workers import die_with_parent, init_worker
 
     init_worker()
-    data, field, slices, shared, assign = _DATA[0]
+    data, field, slices, shared, assign, hold, parent = _DATA[0]
+    held = die_with_parent(parent)  # (may hold its numbers for the parent to read)
+    if os.getppid() != parent:  # the parent ended before that: nobody reads this part
+        return
+    word = -1  # where the parent's word comes (its end of every other pipe closed)
+    for i, (r, wr) in enumerate(hold or ()):
+        os.close(wr)
+        if i == w:
+            word = r
+        else:
+            os.close(r)
     buf = SliceBuffer()
     share: list[dict[str, Any] | int | tuple[int, int] | None] = []
     names_files = False
-    raw: list[np.ndarray] = []  # keypoint numbers sent after the message, in its order
+    raw: list[np.ndarray] = []  # keypoint numbers (contiguous) to hand back, in its order
     for k in assign[w]:
         a, b = slices[k]
         named = names_flag(field)
-        cols = _columns(buf.wrap(data, a, b), field, named=named)
+        cols = _slice_columns(buf, data, a, b, field, named=named)
         share.append(shared.put(k, cols) if shared is not None and cols is not None else cols)
         if cols is None:
             break  # the file is declined: the rest need not be decoded
         if isinstance(share[-1], tuple):
-            raw.append(cols["keypoints"])
+            raw.append(np.ascontiguousarray(cols["keypoints"]))
         names_files |= isinstance(data, FileSource) and buf.names_files(named)
     del buf
-    send.send((share, names_files))
+    where = None
+    if raw and word >= 0 and held:
+        where = (os.getpid(), [(int(kp.ctypes.data), int(kp.nbytes)) for kp in raw])
+    send.send((share, names_files, where))
+    if where is not None:  # held until the parent has read them (or asks for the pipe)
+        try:
+            said = os.read(word, 1)
+        except OSError:
+            said = b""
+        if said != b"p":
+            send.close()
+            return
     if raw:
         widen_pipe(send.fileno())
         for kp in raw:
@@ -364,6 +375,22 @@ def _decode_share(w: int, send: Any) -> None:
 
 _CHUNK = 1 << 26  # bytes of JSON decoded at once (64 MiB: ~700k records)
 _MIN_RECORD = 40  # bytes: no record of the four required keys is shorter (57 and up)
+
+
+def _slice_columns(
+    buf: SliceBuffer,
+    data: bytes | FileSource,
+    a: int,
+    b: int,
+    field: str,
+    alloc: Any = None,
+    named: list[bool] | None = None,
+) -> dict[str, Any] | None:
+    """The columns of the slice ``a:b`` of ``data`` (:func:`_columns`), wrapped in ``buf``;
+    keypoints of a file are decoded straight from it, a piece at a time."""
+    if field == "keypoints" and isinstance(data, FileSource):
+        return kpt_file_columns(data.path, a, b, alloc, named)
+    return _columns(buf.wrap(data, a, b), field, alloc, named)
 
 
 def _columns(
@@ -458,7 +485,7 @@ def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0) -> None:
     if size < _PARALLEL_MIN:
         return
     if field == "keypoints":  # the workers read their own parts of the file
-        source = _file_source(path, size, jobs, gt_bytes)
+        source = kptparts.plan_file(path, size, jobs, gt_bytes, _CHUNK)
         if source is not None:
             _PREFETCHED[(path, field)] = (None, Pending(source, jobs, field))
             return
@@ -468,52 +495,6 @@ def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0) -> None:
         return
     if raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
         _PREFETCHED[(path, field)] = (raw, Pending(raw, jobs, field, gt_bytes))
-
-
-_WINDOW = 1 << 20  # bytes read around a planned cut to find the record boundary there
-
-
-def _file_source(path: str, size: int, jobs: int, gt_bytes: int) -> FileSource | None:
-    """:func:`_shares` planned from the file's head, tail and a window at each cut, without
-    reading the rest (each process reads its own part); None for anything unusual (gzip,
-    no list, no boundary near a cut, a part bigger than ``_CHUNK``, unreadable): then the
-    whole file is read and split as before."""
-    from .files import GZIP_MAGIC, note_read
-
-    try:
-        with open(path, "rb") as fh:
-            fd = fh.fileno()
-            head = os.pread(fd, 1 << 16, 0)
-            tail_at = max(0, size - (1 << 16))
-            tail = os.pread(fd, 1 << 16, tail_at)
-            lead = 3 if head.startswith(b"\xef\xbb\xbf") else 0
-            start = head.find(b"[", lead)
-            t = tail.rstrip()
-            if head[:2] == GZIP_MAGIC or start < 0 or head[lead:start].strip():
-                return None
-            if not t.endswith(b"]") or tail_at + len(t) - 1 <= start:
-                return None
-            pos, end = start + 1, tail_at + len(t) - 1
-            total = end - pos
-            own, sizes = _share_sizes(total, jobs, gt_bytes)
-            regions: list[tuple[int, int]] = []
-            at = float(pos)
-            for part in sizes[:-1]:
-                at += part
-                cut = max(int(at), pos)
-                m = _BOUNDARY.search(os.pread(fd, _WINDOW, cut))
-                if m is None or cut + m.end() > end:
-                    return None
-                regions.append((pos, cut + m.start() + 1))
-                pos = cut + m.end() - 1  # at the next record's "{"
-            regions.append((pos, end))
-    except OSError:
-        return None
-    if any(b - a > _CHUNK for a, b in regions):
-        return None
-    note_read(path)
-    k = len(regions) - 1 if own else len(regions)
-    return FileSource(path, size, (regions, [[w] for w in range(k)], [k] if own else []))
 
 
 def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] | None]:
@@ -537,23 +518,27 @@ def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] |
 
 
 def _read_keypoint_file(path: str) -> tuple[bytes, dict[str, Any] | None] | None:
-    """A big keypoint results file read into a huge-page buffer (:func:`big_buffer`) and
-    decoded from it; its bytes are made only where still needed (rows with
-    ``file_name``, a declined file). None for anything else (read as before)."""
-    from .files import GZIP_MAGIC, note_read
+    """A big keypoint results file decoded a piece at a time straight from the file
+    (:func:`.fastkpt.kpt_file_columns`); its bytes are read only where still needed (rows
+    with ``file_name``, a declined file). None for anything else (read as before)."""
+    from .files import note_read
+    from .jsonio import read_bytes
 
     size = os.path.getsize(path) if os.path.isfile(path) else -1
     if size < _PARALLEL_MIN:
         return None
-    buf = big_buffer(size)
-    whole = memoryview(buf)[:size]
-    if not FileSource(path, size, ([], [], [])).read_into(whole, 0) or buf[:2] == GZIP_MAGIC:
+    try:
+        with open(path, "rb") as fh:
+            span = kptparts.list_span(fh.fileno(), size)
+    except OSError:
+        return None
+    if span is None:
         return None
     note_read(path)
     named = [False]  # (set by the decoder)
-    cols = kpt_columns(whole[3:] if buf[:3] == b"\xef\xbb\xbf" else whole, named=named)
+    cols = kpt_file_columns(path, *span, named=named)
     if cols is None or named[0]:
-        return bytes(whole), cols
+        return read_bytes(path), cols
     return b"", cols
 
 

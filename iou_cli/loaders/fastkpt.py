@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from itertools import chain
 from operator import attrgetter
@@ -118,28 +118,33 @@ def kpt_columns(
     ``named`` (a one-item list): set True when a row has a ``file_name`` (Ultralytics'
     rows: the whole file is parsed for their names; the decoder sees them, where a search
     of the bytes for the key took ~12 ms at COCO val's size)."""
-    import msgspec
-
-    from ..geometry.oks import kpt_corners
-
     spans = pieces(data)
     if spans is None:
         return None
-    cap = len(data) // 2 + 1
-    out: FloatArray | None
-    try:  # (virtual memory: only the pages written are taken)
-        out = alloc(cap) if alloc is not None else big_floats(cap)
-    except MemoryError:  # no room for the bound: each piece's numbers apart, joined once
-        out = None
-    chunks: list[FloatArray] = []
-    dec = _decoder()
+    return _decode_pieces(_copied_pieces(data, spans), len(data) // 2 + 1, alloc, named)
+
+
+def kpt_file_columns(
+    path: str,
+    start: int,
+    end: int,
+    alloc: Alloc | None = None,
+    named: list[bool] | None = None,
+) -> dict[str, npt.NDArray[np.generic]] | None:
+    """:func:`kpt_columns` of the records between the byte offsets ``start`` (a record's
+    ``{``, or just after the list's ``[``) and ``end`` (just after a record's ``}``, or at
+    the list's ``]``) of the file at ``path``, read a piece at a time into one small
+    buffer (:func:`file_pieces`): the text never lies whole in memory (a 40 MB file read
+    into fresh memory cost ~30-100 ms of page zeroing and copying on a virtual machine);
+    ``None`` also when the file no longer has those bytes."""
+    # (the bound: the numbers are in end - start bytes, two or more each with its comma)
+    return _decode_pieces(file_pieces(path, start, end), (end - start) // 2 + 2, alloc, named)
+
+
+def _copied_pieces(data: bytes | memoryview, spans: list[tuple[int, int]]) -> Iterator[memoryview]:
+    """Each span of ``data`` as ``[`` + its records + ``]`` in one reused buffer."""
     view = memoryview(data)
     buf = bytearray(PIECE + (1 << 16))
-    at = m = 0
-    row: struct.Struct | None = None
-    raw: memoryview | None = None
-    parts: list[tuple[Any, ...]] = []
-    boxes: list[Any] = []
     for a, b in spans:
         n = b - a + 2
         if len(buf) < n:
@@ -147,8 +152,94 @@ def kpt_columns(
         buf[0] = 0x5B  # [
         buf[1 : n - 1] = view[a:b]
         buf[n - 1] = 0x5D  # ]
+        yield memoryview(buf)[:n]
+
+
+def file_pieces(path: str, start: int, end: int, size: int | None = None) -> Iterator[memoryview]:
+    """The records from ``start`` to ``end`` of the file at ``path`` (as
+    :func:`kpt_file_columns` says) as lists of about ``size`` bytes (:data:`PIECE`):
+    ``[`` + whole records + ``]`` in one reused buffer, each cut at its last ``},{``, the
+    rest carried to the next piece; a record longer than the buffer doubles it. An empty view (which no decoder takes) when the file is short of ``end``
+    or cannot be read. (A cut found inside a string makes a piece that does not decode,
+    as with :func:`pieces`.)"""
+    try:
+        with open(path, "rb", buffering=0) as fh:
+            fh.seek(start)
+            yield from _read_pieces(fh, start, end, size or PIECE)
+    except OSError:
+        yield memoryview(b"")
+
+
+def _read_pieces(fh: Any, pos: int, end: int, size: int) -> Iterator[memoryview]:
+    """:func:`file_pieces` from the open file ``fh`` at ``pos``."""
+    buf = bytearray(size + 1)  # + the closing "]"
+    buf[0] = 0x5B  # [
+    fill = 1
+    while True:
+        want = min(end - pos, len(buf) - 1 - fill)
+        view = memoryview(buf)
+        while want:
+            got = fh.readinto(view[fill : fill + want])
+            if not got:  # the file changed since its parts were planned
+                yield memoryview(b"")
+                return
+            fill += got
+            pos += got
+            want -= got
+        if pos >= end:
+            buf[fill] = 0x5D  # ]
+            yield view[: fill + 1]
+            return
+        m = _last_boundary(buf, fill)
+        if m is None:  # no record ends in the buffer: a bigger one
+            del view
+            buf = buf + bytes(len(buf))
+            continue
+        cut = m.start() + 1
+        buf[cut] = 0x5D  # ] (over the separator)
+        yield view[: cut + 1]
+        rest = m.end() - 1  # the next record's "{"
+        del view
+        buf[1 : 1 + fill - rest] = buf[rest:fill]
+        fill = 1 + fill - rest
+
+
+def _last_boundary(buf: bytearray, fill: int) -> re.Match[bytes] | None:
+    """The last ``},{`` (:data:`BOUNDARY`) that ends before ``fill`` in ``buf``."""
+    j = fill
+    while True:
+        j = buf.rfind(b"}", 1, j)
+        if j < 0:
+            return None
+        m = BOUNDARY.match(buf, j, fill)
+        if m is not None:
+            return m
+
+
+def _decode_pieces(
+    lists: Iterable[memoryview], cap: int, alloc: Alloc | None, named: list[bool] | None
+) -> dict[str, npt.NDArray[np.generic]] | None:
+    """:func:`kpt_columns` of the pieces ``lists`` (each a JSON list of records, decoded
+    and freed in turn); ``cap`` bounds the number of keypoint numbers."""
+    import msgspec
+
+    from ..geometry.oks import kpt_corners
+
+    out: FloatArray | None
+    try:  # (virtual memory: only the pages written are taken)
+        out = alloc(cap) if alloc is not None else big_floats(cap)
+    except MemoryError:  # no room for the bound: each piece's numbers apart, joined once
+        out = None
+    chunks: list[FloatArray] = []
+    dec = _decoder()
+    at = m = 0
+    row: struct.Struct | None = None
+    raw: memoryview | None = None
+    parts: list[tuple[Any, ...]] = []
+    boxes: list[Any] = []
+    for piece in lists:
         try:
-            recs = dec.decode(memoryview(buf)[:n])
+            recs = dec.decode(piece)
         except msgspec.DecodeError:
             return None
         if not recs:
@@ -173,6 +264,8 @@ def kpt_columns(
         parts.append(cols)
         boxes += map(attrgetter("bbox"), recs)
         del recs, kps
+    if not parts:
+        return None
     n = len(boxes)
     image_id, category_id, score = (np.concatenate(c) for c in zip(*parts, strict=True))
     kp = (out[:at] if out is not None else np.concatenate(chunks)).reshape(n, m // 3, 3)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from iou_cli.loaders import fastcoco
+from iou_cli.loaders import fastcoco, kptparts
 from iou_cli.loaders.sharedcols import move_left
 from tests.helpers import assert_one_error_line, run
 from tests.oracle.cocogen import random_scene
@@ -415,14 +415,14 @@ def test_keypoint_parts_read_by_each_process(
 
     monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
     planned: list[bool] = []
-    plan = fastcoco._file_source
+    plan = kptparts.plan_file
 
     def spy(*args: Any) -> Any:
         got = plan(*args)
         planned.append(got is not None)
         return got
 
-    monkeypatch.setattr(fastcoco, "_file_source", spy)
+    monkeypatch.setattr(kptparts, "plan_file", spy)
     gt, dets = random_kpt_scene(seed, with_bbox=seed == 0)
     random.Random(seed).shuffle(dets)
     args = [*_write(tmp_path, gt, dets), "--iou-type", "keypoints", "-q"]

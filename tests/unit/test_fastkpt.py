@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iou_cli.loaders import fastcoco, fastkpt, sharedcols
+from iou_cli.loaders import fastcoco, fastkpt, kptparts, sharedcols
 from iou_cli.loaders.sharedcols import send_raw
 from tests.unit.test_fastcoco import number_token
 
@@ -143,7 +143,7 @@ def test_shares_cover_the_list_in_order(jobs: int, gt_bytes: int) -> None:
     """Every record is in exactly one slice, in file order; this process's part is the
     last one, smaller the bigger the ground truth it reads first (none for a big one)."""
     data = _kpt_file(300)
-    slices, assign, own = fastcoco._shares(data, jobs, gt_bytes)
+    slices, assign, own = kptparts.shares(data, jobs, gt_bytes, fastcoco._CHUNK)
     body = b"".join(data[a:b] + b"," for a, b in slices)
     assert json.loads(b"[" + body[:-1] + b"]") == json.loads(data)
     assert sorted(k for part in [*assign, own] for k in part) == list(range(len(slices)))
@@ -154,7 +154,7 @@ def test_shares_cover_the_list_in_order(jobs: int, gt_bytes: int) -> None:
         assert own == []
     else:
         assert own and own[-1] == len(slices) - 1
-        want = (total - (jobs - 1) * fastcoco._GT_COST * gt_bytes) / jobs
+        want = (total - (jobs - 1) * kptparts.GT_COST * gt_bytes) / jobs
         assert abs(mine - want) < 500  # up to a record's length
 
 
@@ -276,11 +276,11 @@ def test_parts_read_from_the_file_equal_one_process(
     path = tmp_path / "pred.json"
     path.write_bytes(data)
     serial = fastcoco.read_results(data, 1, field="keypoints")
-    source = fastcoco._file_source(str(path), len(data), jobs, gt_bytes)
+    source = kptparts.plan_file(str(path), len(data), jobs, gt_bytes, fastcoco._CHUNK)
     body = data.removeprefix(b"\xef\xbb\xbf")
     assert source is not None
     if not data.startswith(b"\xef\xbb\xbf"):  # the same plan as from the bytes
-        assert source.plan == fastcoco._shares(body, jobs, gt_bytes)
+        assert source.plan == kptparts.shares(body, jobs, gt_bytes, fastcoco._CHUNK)
     in_parts, raw, cols = _prefetched(str(path), jobs, gt_bytes, monkeypatch)
     assert in_parts and raw == b""
     assert cols is not None and serial is not None
@@ -317,16 +317,15 @@ def test_unusual_files_are_read_whole(tmp_path: Any, monkeypatch: pytest.MonkeyP
     (tmp_path / "a.json.gz").write_bytes(gzip.compress(data))
     (tmp_path / "b.json").write_bytes(b'{"a": ' + data + b"}")
     (tmp_path / "c.json").write_bytes(data)
+    big = 1 << 26
     for name in ("a.json.gz", "b.json"):
-        assert fastcoco._file_source(str(tmp_path / name), 10**6, 2, 0) is None
+        assert kptparts.plan_file(str(tmp_path / name), 10**6, 2, 0, big) is None
     c = str(tmp_path / "c.json")
-    monkeypatch.setattr(fastcoco, "_CHUNK", 1000)
-    assert fastcoco._file_source(c, len(data), 2, 0) is None
-    monkeypatch.setattr(fastcoco, "_CHUNK", 1 << 26)
-    monkeypatch.setattr(fastcoco, "_BOUNDARY", __import__("re").compile(rb"\}\s*,\s*\{NEVER"))
-    assert fastcoco._file_source(c, len(data), 2, 0) is None
+    assert kptparts.plan_file(c, len(data), 2, 0, 1000) is None
+    monkeypatch.setattr(kptparts, "BOUNDARY", __import__("re").compile(rb"\}\s*,\s*\{NEVER"))
+    assert kptparts.plan_file(c, len(data), 2, 0, big) is None
     monkeypatch.undo()
-    source = fastcoco._file_source(c, len(data), 2, 0)
+    source = kptparts.plan_file(c, len(data), 2, 0, big)
     assert source is not None
     (tmp_path / "c.json").write_bytes(data[: len(data) // 3])  # truncated after the plan
     assert fastcoco.Pending(source, 2, "keypoints").get() is None
@@ -352,13 +351,13 @@ def test_pieces_cut_only_between_records_or_decline(monkeypatch: pytest.MonkeyPa
     assert fastkpt.pieces(b'{"a": 1}') is None and fastkpt.pieces(b"[1, 2") is None
 
 
-def test_one_process_reads_a_big_file_into_huge_pages(
+def test_one_process_reads_a_big_file_a_piece_at_a_time(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``--jobs 1``: a big keypoint file is read into a huge-page buffer and decoded there,
-    the same columns as from its bytes; the bytes are returned only where still needed
-    (a BOM is fine; rows with ``file_name``, a declined file: the whole text; gzip: read as
-    before)."""
+    """``--jobs 1``: a big keypoint file is decoded straight from the file, a piece at a
+    time, the same columns as from its bytes; the bytes are returned only where still
+    needed (a BOM is fine; rows with ``file_name``, a declined file: the whole text; gzip:
+    read as before)."""
     import gzip
 
     from iou_cli.loaders.filesource import big_buffer
