@@ -64,7 +64,7 @@ def spy_oks_threads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     split = pairs._split_pair_oks
 
     def spy(*args: Any) -> Any:
-        seen.append(args[-1])
+        seen.append(args[5])  # (ds, d_rows, g_rows, sigmas, bound, jobs, order)
         return split(*args)
 
     monkeypatch.setattr(pairs, "_split_pair_oks", spy)

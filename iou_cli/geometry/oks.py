@@ -99,10 +99,13 @@ def plane_terms(
     g_area: FloatArray,
     g_box: FloatArray,
     sigmas: FloatArray,
+    labelled: BoolArray | None = None,
 ) -> PairTerms:
-    """:func:`pair_terms` on (P, K) planes (``vis``: the ground truth labels the keypoint)."""
+    """:func:`pair_terms` on (P, K) planes (``vis``: the ground truth labels the keypoint;
+    ``labelled``: whether it labels any, when known)."""
     var = (np.asarray(sigmas, dtype=np.float64) * 2) ** 2
-    labelled: BoolArray = np.asarray(vis.any(axis=1), dtype=bool)
+    if labelled is None:
+        labelled = np.asarray(vis.any(axis=1), dtype=bool)
     dx = np.subtract(xd, xg)
     dy = np.subtract(yd, yg)
     if not labelled.all():
@@ -136,23 +139,51 @@ def pair_oks(
     return oks_from_terms(pair_terms(d_xy, g_kpts, g_area, g_box, sigmas))
 
 
-def oks_from_terms(t: PairTerms) -> FloatArray:
-    """``sum(exp(-e)) / n`` over each pair's kept keypoints, summed as NumPy sums them."""
+def oks_from_terms(
+    t: PairTerms, order: IntArray | None = None, n: IntArray | None = None
+) -> FloatArray:
+    """``sum(exp(-e)) / n`` over each pair's kept keypoints, summed as NumPy sums them;
+    ``order`` and ``n``: each pair's (its ground truth's, :class:`KeptOrder`), when known."""
     P = t.e.shape[0]
     if P == 0:
         return np.zeros(0, dtype=np.float64)
     ex = np.negative(t.e)
     np.exp(ex, out=ex)
-    n = t.kept.sum(axis=1)
-    return row_sums(ex, t.kept, n) / n
+    if n is None:
+        n = t.kept.sum(axis=1)
+    return row_sums(ex, t.kept, n, order) / n
+
+
+@dataclass(frozen=True)
+class KeptOrder:
+    """What of the OKS sum is the ground truth's alone, so shared by every pair of it (made
+    once per evaluation, gathered per block of pairs): its keypoints in summing order, the
+    kept ones first (the labelled ones; all K when none is), each group in keypoint order;
+    whether any keypoint is labelled; how many are kept."""
+
+    order: IntArray  # (M, K)
+    labelled: BoolArray  # (M,)
+    n: IntArray  # (M,)
+
+    @classmethod
+    def of(cls, g_kpts: FloatArray) -> KeptOrder:
+        """``g_kpts``: the ground truths' keypoints (M, K, 3)."""
+        vis: BoolArray = np.asarray(g_kpts[:, :, 2] > 0)
+        labelled: BoolArray = np.asarray(vis.any(axis=1))
+        kept = vis | ~labelled[:, None]
+        order = np.argsort(~kept, axis=1, kind="stable").astype(np.intp)
+        return cls(order, labelled, kept.sum(axis=1))
 
 
 # NumPy's pairwise summation (umath loops_utils: 8 accumulators up to 128 values)
 _PW_BLOCK = 128
 
 
-def row_sums(a: FloatArray, kept: BoolArray, n: IntArray) -> FloatArray:
-    """``np.sum(a[i][kept[i]])`` for every row, bit for bit, without a Python loop over rows.
+def row_sums(
+    a: FloatArray, kept: BoolArray, n: IntArray, order: IntArray | None = None
+) -> FloatArray:
+    """``np.sum(a[i][kept[i]])`` for every row, bit for bit, without a Python loop over rows
+    (the values non-negative: OKS terms).
 
     NumPy sums a contiguous run of ``n`` float64 sequentially when ``n < 8``, else into 8
     accumulators over whole blocks of 8, combined as ``((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))``,
@@ -160,10 +191,14 @@ def row_sums(a: FloatArray, kept: BoolArray, n: IntArray) -> FloatArray:
     columns in order with zeros for the values not kept (adding a zero never changes a sum
     of non-negative values); in the others the kept values are moved to the front of their
     row (zeros after them), so rows only need grouping by where their blocks end.
+    ``order`` (P, K): each row's columns with the kept ones first (:class:`KeptOrder`): the
+    values are gathered in that order (~2x faster than moving them by their counts).
     """
     P, K = a.shape
     if K > _PW_BLOCK:  # NumPy splits such rows recursively: let it sum them
         return _row_sums_numpy(a, kept, n)
+    if order is not None:
+        return _front_row_sums(np.take_along_axis(np.where(kept, a, 0.0), order, axis=1), n)
     out = np.empty(P, dtype=np.float64)
     small = n < 8
     few = np.flatnonzero(small)
@@ -204,6 +239,33 @@ def row_sums(a: FloatArray, kept: BoolArray, n: IntArray) -> FloatArray:
     return out
 
 
+def _front_row_sums(c: FloatArray, n: IntArray) -> FloatArray:
+    """:func:`row_sums` of rows whose ``n`` kept values come first, zeros after them."""
+    P, K = c.shape
+    out = np.empty(P, dtype=np.float64)
+    ends = n - n % 8
+    for b in range(0, K + 1, 8):
+        sel = np.flatnonzero(ends == b)
+        if sel.size == 0:
+            continue
+        cc = c[sel] if sel.size != P else c
+        if b == 0:  # fewer than 8: one by one
+            res = cc[:, 0].copy()
+            tail = range(1, min(K, 8))
+        else:
+            r = cc[:, :8].copy()
+            for i in range(8, b, 8):
+                r += cc[:, i : i + 8]
+            res = ((r[:, 0] + r[:, 1]) + (r[:, 2] + r[:, 3])) + (
+                (r[:, 4] + r[:, 5]) + (r[:, 6] + r[:, 7])
+            )
+            tail = range(b, min(K, b + 8))
+        for j in tail:
+            res += cc[:, j]
+        out[sel] = res
+    return out
+
+
 def _row_sums_numpy(a: FloatArray, kept: BoolArray, n: IntArray) -> FloatArray:
     out = np.zeros(a.shape[0], dtype=np.float64)
     order = np.argsort(~kept, axis=1, kind="stable")
@@ -228,10 +290,11 @@ class FarBound:
 
     def far(self, d_rows: IntArray, g_rows: IntArray) -> BoolArray:
         """Pairs certainly below the threshold (see :func:`far_bound`)."""
-        d, g = self.d[d_rows], self.g[g_rows]
+        # (np.take: a row gather ~10x faster than fancy indexing of (n, 4) rows)
+        d, g = np.take(self.d, d_rows, axis=0), np.take(self.g, g_rows, axis=0)
         gap_x = np.maximum(0.0, np.maximum(g[:, 0] - d[:, 2], d[:, 0] - g[:, 2]))
         gap_y = np.maximum(0.0, np.maximum(g[:, 1] - d[:, 3], d[:, 1] - g[:, 3]))
-        s = self.scale[g_rows]
+        s = np.take(self.scale, g_rows)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             e_min = (gap_x**2 + gap_y**2) / s
         return np.asarray(e_min > self.limit, dtype=bool) & (s > 0) & np.isfinite(s)

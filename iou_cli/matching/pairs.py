@@ -17,7 +17,7 @@ from ..data import Boxes, Dataset
 from ..geometry.iou import Corners, overlap
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..geometry.oks import FarBound
+    from ..geometry.oks import FarBound, KeptOrder
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -305,7 +305,7 @@ def pair_oks(
     (``OKS_THREADS`` at most) compute a run of the pairs each (each pair's OKS is computed
     alone: the split cannot change a bit of it).
     """
-    from ..geometry.oks import far_bound
+    from ..geometry.oks import KeptOrder, far_bound
 
     gt, pred = ds.gt, ds.pred
     if gt.keypoints is None or pred.keypoints is None:
@@ -322,17 +322,24 @@ def pair_oks(
             min_oks,
             pred.kpt_box,
         )
+    order = KeptOrder.of(gt.keypoints) if g_rows.shape[0] else None  # (once, for every thread)
     threads = min(jobs, OKS_THREADS, g_rows.shape[0] * 2 // OKS_SPLIT_MIN)
     if threads > 1:
-        return _split_pair_oks(ds, d_rows, g_rows, sigmas, bound, threads)
-    return _pair_oks_part(ds, d_rows, g_rows, sigmas, bound)
+        return _split_pair_oks(ds, d_rows, g_rows, sigmas, bound, threads, order)
+    return _pair_oks_part(ds, d_rows, g_rows, sigmas, bound, order)
 
 
 def _pair_oks_part(
-    ds: Dataset, d_rows: IntArray, g_rows: IntArray, sigmas: FloatArray, bound: FarBound | None
+    ds: Dataset,
+    d_rows: IntArray,
+    g_rows: IntArray,
+    sigmas: FloatArray,
+    bound: FarBound | None,
+    order: KeptOrder | None = None,
 ) -> FloatArray:
     """:func:`pair_oks` in one thread, a block of pairs at a time: the far-pair test
-    (``bound``; None: every pair is computed) and then the OKS of the block's other pairs."""
+    (``bound``; None: every pair is computed) and then the OKS of the block's other pairs
+    (``order``: the ground truths' :class:`iou_cli.geometry.oks.KeptOrder`)."""
     P = g_rows.shape[0]
     out = np.zeros(P, dtype=np.float64)
     if P == 0:
@@ -351,7 +358,7 @@ def _pair_oks_part(
         )
     for at in range(0, near.shape[0], OKS_BLOCK):
         part = near[at : at + OKS_BLOCK]
-        out[part] = _pair_oks(ds, d_rows[part], g_rows[part], sigmas)
+        out[part] = _pair_oks(ds, d_rows[part], g_rows[part], sigmas, order)
     return out
 
 
@@ -372,6 +379,7 @@ def _split_pair_oks(
     sigmas: FloatArray,
     bound: FarBound | None,
     jobs: int,
+    order: KeptOrder | None = None,
 ) -> FloatArray:
     """:func:`pair_oks` with the pairs cut into ``jobs`` runs, each computed by a thread
     (:func:`iou_cli.workers.in_threads`)."""
@@ -383,7 +391,7 @@ def _split_pair_oks(
 
     def part(j: int) -> None:
         a, b = cuts[j], cuts[j + 1]
-        out[a:b] = _pair_oks_part(ds, d_rows[a:b], g_rows[a:b], sigmas, bound)
+        out[a:b] = _pair_oks_part(ds, d_rows[a:b], g_rows[a:b], sigmas, bound, order)
 
     in_threads(part, list(range(jobs)), jobs)
     return out
@@ -396,7 +404,13 @@ OKS_BLOCK = 4096
 FAR_BLOCK = 16384  # pairs given the far-pair test at once
 
 
-def _pair_oks(ds: Dataset, d_rows: IntArray, g_rows: IntArray, sigmas: FloatArray) -> FloatArray:
+def _pair_oks(
+    ds: Dataset,
+    d_rows: IntArray,
+    g_rows: IntArray,
+    sigmas: FloatArray,
+    order: KeptOrder | None = None,
+) -> FloatArray:
     from ..geometry.oks import oks_from_terms, plane_terms
 
     gt, pred = ds.gt, ds.pred
@@ -411,16 +425,20 @@ def _pair_oks(ds: Dataset, d_rows: IntArray, g_rows: IntArray, sigmas: FloatArra
     xd, yd = np.ascontiguousarray(pd[:, :, 0]), np.ascontiguousarray(pd[:, :, 1])
     xg, yg = np.ascontiguousarray(gd[:, :, 0]), np.ascontiguousarray(gd[:, :, 1])
     vis = gd[:, :, 2] > 0
-    terms = plane_terms(xd, yd, xg, yg, vis, gt.area[g_rows], box, sig)
-    return oks_from_terms(terms)
+    area = np.take(gt.area, g_rows)
+    if order is None:
+        return oks_from_terms(plane_terms(xd, yd, xg, yg, vis, area, box, sig))
+    lab = np.take(order.labelled, g_rows)
+    terms = plane_terms(xd, yd, xg, yg, vis, area, box, sig, lab)
+    return oks_from_terms(terms, np.take(order.order, g_rows, axis=0), np.take(order.n, g_rows))
 
 
 def kpt_boxes(gt: Boxes, g_rows: IntArray | None) -> FloatArray:
     """The ground truths' own ``x, y, w, h`` (else derived from the corners); all rows
     when ``g_rows`` is None."""
-    rows: Any = slice(None) if g_rows is None else g_rows
     if gt.xywh is not None:
-        return gt.xywh[rows]
+        return gt.xywh if g_rows is None else np.take(gt.xywh, g_rows, axis=0)
+    rows: Any = slice(None) if g_rows is None else g_rows
     x1, y1, x2, y2 = (gt.xyxy[rows, j] for j in range(4))
     return np.stack([x1, y1, x2 - x1, y2 - y1], axis=1)
 

@@ -15,17 +15,32 @@ from iou_cli.geometry.oks import row_sums
 from tests.helpers import spy_oks_threads
 
 
+@pytest.mark.parametrize("ordered", [False, True])
 @pytest.mark.parametrize("k", [1, 2, 7, 8, 9, 15, 16, 17, 23, 24, 25, 68, 127, 128, 129, 133])
-def test_row_sums_equal_numpy_sum(k: int) -> None:
+def test_row_sums_equal_numpy_sum(k: int, ordered: bool) -> None:
+    # (ordered: the kept values gathered to the front by each row's kept-first order, as
+    # the pairs' OKS does with its ground truths' KeptOrder)
     rng = np.random.default_rng(k)
     a = np.exp(-rng.random((400, k)) * rng.choice([1e-3, 1.0, 30.0, 300.0], size=(400, 1)))
     kept = rng.random((400, k)) < rng.uniform(0.05, 1.0, size=(400, 1))
     kept[:50] = True
     kept[kept.sum(axis=1) == 0, 0] = True
     n = kept.sum(axis=1)
-    ours = row_sums(a, kept, n)
+    order = np.argsort(~kept, axis=1, kind="stable") if ordered else None
+    ours = row_sums(a, kept, n, order)
     ref = np.array([np.sum(a[i][kept[i]]) for i in range(a.shape[0])])
-    assert np.array_equal(ours, ref)
+    assert np.array_equal(ours.view(np.int64), ref.view(np.int64))
+
+
+def test_kept_order_puts_each_ground_truths_counted_keypoints_first() -> None:
+    from iou_cli.geometry.oks import KeptOrder
+
+    g = np.zeros((3, 5, 3))
+    g[0, [1, 3], 2] = [2, 1]  # keypoints 1 and 3 labelled
+    g[2, :, 2] = 2  # all labelled; row 1: none (all count, by the out-of-box rule)
+    got = KeptOrder.of(g)
+    assert got.order.tolist() == [[1, 3, 0, 2, 4], [0, 1, 2, 3, 4], [0, 1, 2, 3, 4]]
+    assert got.labelled.tolist() == [True, False, True] and got.n.tolist() == [2, 5, 5]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -98,9 +113,9 @@ def test_row_sums_few_kept_all_kept_and_mixed(k: int, density: str) -> None:
             kept &= np.cumsum(kept, axis=1) <= 7
         kept[kept.sum(axis=1) == 0, -1] = True
     n = kept.sum(axis=1)
-    ours = row_sums(a, kept, n)
     ref = np.array([np.sum(a[i][kept[i]]) for i in range(a.shape[0])])
-    assert np.array_equal(ours, ref)
+    for order in (None, np.argsort(~kept, axis=1, kind="stable")):
+        assert np.array_equal(row_sums(a, kept, n, order), ref)
 
 
 @pytest.mark.parametrize("k", [1, 2, 17, 30])
