@@ -146,3 +146,26 @@ def test_no_worker_outlives_its_parent(tmp_path: Any, how: str, wait: str) -> No
     if not gone:
         os.kill(pid, signal.SIGKILL)
     assert gone
+
+
+def _slow_exit(send: Any) -> None:
+    send.send("done")
+    time.sleep(1.0)  # (what is left of its exit: the kernel freeing its memory, say)
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_read_workers_are_waited_for_only_in_a_library_callers_process(
+    monkeypatch: pytest.MonkeyPatch, own: bool
+) -> None:
+    """Every part of a worker read: the console script's own process does not wait for it
+    to finish exiting (it ends soon; its exit reaps it), a library caller's process does
+    (no stray child left behind)."""
+    from iou_cli import workers
+
+    monkeypatch.setattr(workers, "own_process", lambda: own)
+    procs = workers.fork_workers(_slow_exit, [()])
+    assert procs[0][1].recv() == "done"
+    workers.end_workers(procs, collected=True)
+    proc = procs[0][0]
+    assert proc.exitcode == (None if own else 0)  # (still exiting, or waited for)
+    proc.join()

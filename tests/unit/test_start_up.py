@@ -146,23 +146,74 @@ def test_console_script_holds_openblas_to_one_thread_unless_set(
     assert "iou-eval" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("mp", [False, True])
 @pytest.mark.parametrize("busy", [None, "handler", "thread"])
 def test_console_script_leaves_without_teardown_only_when_nothing_waits(
-    monkeypatch: pytest.MonkeyPatch, busy: str | None
+    monkeypatch: pytest.MonkeyPatch, busy: str | None, mp: bool
 ) -> None:
     """``leave``: the streams flushed, then ``os._exit(status)``, unless an exit handler is
-    registered or another thread runs (then the normal exit runs them)."""
+    registered or another thread runs (then the normal exit runs them). Multiprocessing's
+    own handler (registered when it is imported: ``--jobs``) does not hold it: its workers
+    were read to their end or killed; those that have exited are reaped first."""
     import atexit
+    import multiprocessing
+    import multiprocessing.util
     import threading
 
     from iou_cli.cli import app
 
     left: list[int] = []
+    reaped: list[bool] = []
     monkeypatch.setattr(app.os, "_exit", left.append)
-    monkeypatch.setattr(atexit, "_ncallbacks", lambda: int(busy == "handler"))
+    monkeypatch.setattr(atexit, "_ncallbacks", lambda: int(busy == "handler") + int(mp))
     monkeypatch.setattr(threading, "active_count", lambda: 1 + (busy == "thread"))
+    monkeypatch.setattr(multiprocessing, "active_children", lambda: reaped.append(True))
+    if mp:
+        monkeypatch.setitem(sys.modules, "multiprocessing.util", multiprocessing.util)
+    else:
+        monkeypatch.delitem(sys.modules, "multiprocessing.util", raising=False)
     app.leave(3)
     assert left == ([] if busy else [3])
+    assert reaped == ([True] if mp and not busy else [])
+
+
+def test_console_script_with_workers_leaves_early_with_the_whole_report(tmp_path: Path) -> None:
+    """``--jobs 2`` on keypoint results read by a forked worker: the console script still
+    leaves early (multiprocessing imported), with the report of one process, status 0."""
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(2)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "p.json").write_text(json.dumps(dets))
+    script = (
+        "import os, sys\n"
+        "from iou_cli.loaders import fastcoco\n"
+        "fastcoco._PARALLEL_MIN = 0\n"
+        "real = os._exit\n"
+        "def early(code):\n"
+        "    sys.stderr.write('left early\\n')\n"
+        "    sys.stderr.flush()\n"
+        "    real(code)\n"
+        "os._exit = early\n"
+        "from iou_cli.cli import app\n"
+        "app.main()\n"
+    )
+    args = ["p.json", "gt.json", "--iou-type", "keypoints", "-o", "json", "-q"]
+    runs = {}
+    for jobs in ("1", "2"):
+        p = subprocess.run(
+            [sys.executable, "-c", script, *args, "--jobs", jobs],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
+        assert p.returncode == 0, p.stderr
+        assert p.stderr.splitlines()[-1:] == ["left early"]
+        runs[jobs] = json.loads(p.stdout)
+    for doc in runs.values():
+        doc["meta"].pop("seconds")
+    assert runs["1"] == runs["2"]
 
 
 @pytest.mark.parametrize("gate", [None, "AP=0.99"])
