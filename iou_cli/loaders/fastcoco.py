@@ -29,7 +29,14 @@ import numpy.typing as npt
 
 from ..workers import end_workers, fork_workers
 from . import kptparts
-from .fastkpt import id_score_columns, kpt_columns, kpt_file_columns, same_kind, split_range
+from .fastkpt import (
+    id_score_columns,
+    kpt_columns,
+    kpt_file_columns,
+    same_kind,
+    split_range,
+    warm,
+)
 from .filesource import FileSource, SliceBuffer, names_flag
 from .kptparts import list_range
 from .sharedcols import (
@@ -487,6 +494,7 @@ def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0) -> None:
     if field == "keypoints":  # the workers read their own parts of the file
         source = kptparts.plan_file(path, size, jobs, gt_bytes, _CHUNK)
         if source is not None:
+            warm()
             _PREFETCHED[(path, field)] = (None, Pending(source, jobs, field))
             return
     try:

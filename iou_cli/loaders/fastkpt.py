@@ -52,6 +52,15 @@ def _decoder() -> Any:
     return msgspec.json.Decoder(list[kpt_result])  # type: ignore[valid-type]
 
 
+def warm() -> None:
+    """Import what decoding keypoint results needs (msgspec, the OKS module for the
+    extents) and build the decoder: with ``--jobs``, once before the fork, where each
+    forked worker paid ~10 ms for it on its part of the critical path."""
+    from ..geometry import oks  # noqa: F401
+
+    _decoder()
+
+
 BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")  # between two records (white space)
 _HEAD = re.compile(rb"[ \t\n\r]*\[")
 _TAIL = re.compile(rb"\][ \t\n\r]*\Z")

@@ -22,7 +22,7 @@ def list_range(data: bytes) -> tuple[int, int] | None:
     return start + 1, end
 
 
-GT_COST = 2.0  # a ground-truth byte takes ~2x the CPU of a keypoint result byte (typed read)
+GT_COST = 2.2  # a ground-truth byte takes ~2.2x the CPU of a keypoint result byte (typed read)
 
 
 def share_sizes(total: int, jobs: int, gt_bytes: int) -> tuple[int, list[float]]:

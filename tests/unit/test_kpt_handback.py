@@ -169,3 +169,27 @@ def test_read_workers_are_waited_for_only_in_a_library_callers_process(
     proc = procs[0][0]
     assert proc.exitcode == (None if own else 0)  # (still exiting, or waited for)
     proc.join()
+
+
+def test_the_decoder_is_made_once_before_the_fork(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What every process needs to decode keypoint results (msgspec, the decoder, the OKS
+    module) is made before the workers are forked, not in each of them."""
+    from iou_cli.loaders import fastkpt
+
+    fastkpt._decoder.cache_clear()
+    monkeypatch.setattr(fastcoco, "_PARALLEL_MIN", 0)
+    made: list[int] = []
+    real = fastcoco.fork_workers
+
+    def spy(*args: Any) -> Any:
+        made.append(fastkpt._decoder.cache_info().currsize)
+        return real(*args)
+
+    monkeypatch.setattr(fastcoco, "fork_workers", spy)
+    path = tmp_path / "p.json"
+    path.write_bytes(_kpt_file(200, seed=14))
+    fastcoco.prefetch(str(path), 2, "keypoints", 0)
+    raw, cols = fastcoco.read_path(str(path), 2, "keypoints")
+    assert made == [1] and cols is not None
