@@ -475,27 +475,51 @@ def _segm_columns(recs: list[Any]) -> dict[str, Any] | None:
 
 
 _PREFETCHED: dict[tuple[str, str], tuple[bytes | None, Pending]] = {}
+# what each prefetch was asked for: the same request finds its workers at work (the
+# console script's early start, iou_cli.cli.early), and note the file as read then
+_ASKED: dict[tuple[str, str], tuple[Any, ...]] = {}
 
 
-def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0) -> None:
+def _request(path: str, jobs: int, gt_bytes: int) -> tuple[Any, ...]:
+    st = os.stat(path)
+    return (jobs, gt_bytes, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0, lead: int = 0) -> None:
     """Start decoding the results list at ``path`` in ``jobs`` forked workers, for
     :func:`read_path` to collect; the caller reads the ground truth (of ``gt_bytes``: how
     much of a keypoint list this process keeps for itself) meanwhile. Anything
     unusual (not a big regular file, not a list, unreadable) is left to the normal read,
-    which says what is wrong, in its order."""
+    which says what is wrong, in its order. Workers already started for the same request
+    (the same file, unchanged, processes and ground-truth size) are kept; any other
+    prefetch of the file is ended first. ``lead``: see :func:`.kptparts.share_sizes`."""
     from ..errors import InputError
+    from .files import note_read
     from .jsonio import read_bytes
 
+    key = (path, field)
+    if key in _PREFETCHED:
+        try:
+            same = _ASKED.get(key) == _request(path, jobs, gt_bytes)
+        except OSError:
+            same = False
+        if same:
+            note_read(path)
+            return
+        _ASKED.pop(key, None)
+        _PREFETCHED.pop(key)[1].cancel()
     if jobs < 2 or field not in ("bbox", "obb", "keypoints") or not os.path.isfile(path):
         return
     size = os.path.getsize(path)
     if size < _PARALLEL_MIN:
         return
     if field == "keypoints":  # the workers read their own parts of the file
-        source = kptparts.plan_file(path, size, jobs, gt_bytes, _CHUNK)
+        source = kptparts.plan_file(path, size, jobs, gt_bytes, _CHUNK, lead)
         if source is not None:
             warm()
-            _PREFETCHED[(path, field)] = (None, Pending(source, jobs, field))
+            asked = _request(path, jobs, gt_bytes)
+            _PREFETCHED[key] = (None, Pending(source, jobs, field))
+            _ASKED[key] = asked
             return
     try:
         raw = read_bytes(path)
@@ -510,6 +534,7 @@ def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] |
     from .jsonio import read_bytes
 
     got = _PREFETCHED.pop((path, field), None)
+    _ASKED.pop((path, field), None)
     if got is not None:
         raw, pending = got
         cols = pending.get()
@@ -553,6 +578,7 @@ def _read_keypoint_file(path: str) -> tuple[bytes, dict[str, Any] | None] | None
 def cancel_prefetch() -> None:
     """End the workers of a prefetch nobody collected (another format was detected, or
     the ground truth failed)."""
+    _ASKED.clear()
     while _PREFETCHED:
         _, (_, pending) = _PREFETCHED.popitem()
         pending.cancel()

@@ -25,11 +25,12 @@ def list_range(data: bytes) -> tuple[int, int] | None:
 GT_COST = 2.2  # a ground-truth byte takes ~2.2x the CPU of a keypoint result byte (typed read)
 
 
-def share_sizes(total: int, jobs: int, gt_bytes: int) -> tuple[int, list[float]]:
+def share_sizes(total: int, jobs: int, gt_bytes: int, lead: int = 0) -> tuple[int, list[float]]:
     """``(own, sizes)``: this process's part of ``total`` bytes of keypoint records (the last
     one, 0 when the ground truth alone takes as long as a worker's part) and every part's
-    size, the ``jobs - 1`` workers' first."""
-    own = int(max(0, total - (jobs - 1) * GT_COST * gt_bytes) // jobs)
+    size, the ``jobs - 1`` workers' first. ``lead``: what this process does before the
+    ground truth once the workers have started, in result bytes' worth (:data:`EARLY_LEAD`)."""
+    own = int(max(0, total - (jobs - 1) * (GT_COST * gt_bytes + lead)) // jobs)
     return own, [(total - own) / (jobs - 1)] * (jobs - 1) + ([own] if own else [])
 
 
@@ -73,7 +74,15 @@ def shares(
 WINDOW = 1 << 20  # bytes read around a planned cut to find the record boundary there
 
 
-def plan_file(path: str, size: int, jobs: int, gt_bytes: int, chunk: int) -> FileSource | None:
+# the console script's early start (iou_cli.cli.early): the workers begin ~50 ms before
+# this process has parsed its command line and reaches the ground truth; about this many
+# result bytes' worth of decoding
+EARLY_LEAD = 7 << 20
+
+
+def plan_file(
+    path: str, size: int, jobs: int, gt_bytes: int, chunk: int, lead: int = 0
+) -> FileSource | None:
     """:func:`shares` planned from the file's head, tail and a window at each cut, without
     reading the rest (each process reads its own part); None for anything unusual (gzip,
     no list, no boundary near a cut, a part bigger than ``chunk``, unreadable): then the
@@ -88,7 +97,7 @@ def plan_file(path: str, size: int, jobs: int, gt_bytes: int, chunk: int) -> Fil
                 return None
             pos, end = span
             total = end - pos
-            own, sizes = share_sizes(total, jobs, gt_bytes)
+            own, sizes = share_sizes(total, jobs, gt_bytes, lead)
             regions: list[tuple[int, int]] = []
             at = float(pos)
             for part in sizes[:-1]:
