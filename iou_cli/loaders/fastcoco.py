@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..matching.accumulate import sort_later
 from ..workers import end_workers, fork_workers
 from . import kptparts
 from .fastkpt import (
@@ -214,6 +215,7 @@ class Pending:
         joined, self.joined = self.joined, None
         if joined is not None:  # the keypoints are in place already: one view of them
             rest = _concat([{k: v for k, v in p.items() if k != "keypoints"} for p in done])
+            sort_later(rest["score"])  # (the evaluation's score order, on an idle core)
             k = done[0]["keypoints"].shape[1]
             return {**rest, "keypoints": joined.reshape(-1, k, 3)}
         return _concat(done)  # copies (the shared mapping goes with its last view)

@@ -77,7 +77,7 @@ WINDOW = 1 << 20  # bytes read around a planned cut to find the record boundary 
 # the console script's early start (iou_cli.cli.early): the workers begin ~50 ms before
 # this process has parsed its command line and reaches the ground truth; about this many
 # result bytes' worth of decoding
-EARLY_LEAD = 7 << 20
+EARLY_LEAD = 5 << 20
 
 
 def plan_file(

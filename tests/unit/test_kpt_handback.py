@@ -193,3 +193,18 @@ def test_the_decoder_is_made_once_before_the_fork(
     fastcoco.prefetch(str(path), 2, "keypoints", 0)
     raw, cols = fastcoco.read_path(str(path), 2, "keypoints")
     assert made == [1] and cols is not None
+
+
+def test_the_score_order_is_started_ahead_for_the_evaluation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The joined columns' score order is sorted in a thread while this process goes on;
+    the evaluation's by_score takes it (the same order a sort gives)."""
+    from iou_cli.matching import accumulate as acc
+
+    data = _kpt_file(300, seed=15)
+    cols = _split(data, monkeypatch)
+    assert cols is not None and acc._LATER and acc._LATER[0][0] is cols["score"]
+    got = acc.by_score(cols["score"])
+    assert acc._LATER == []
+    assert np.array_equal(got, np.argsort(-cols["score"], kind="stable"))
