@@ -69,3 +69,38 @@ def spy_oks_threads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(pairs, "_split_pair_oks", spy)
     return seen
+
+
+def kpt_script_runs(
+    tmp_path: Any, script: str, jobs: tuple[str, ...], seed: int
+) -> dict[str, tuple[Any, str]]:
+    """For each ``--jobs`` value: ``python -c script`` run as the console script on a random
+    keypoint scene (``-o json -q``) in ``tmp_path``, its status asserted 0; its report
+    (``meta.seconds`` dropped) and its stderr."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.oracle.kptgen import random_kpt_scene
+
+    gt, dets = random_kpt_scene(seed)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "p.json").write_text(json.dumps(dets))
+    root = Path(__file__).resolve().parents[1]
+    args = ["p.json", "gt.json", "--iou-type", "keypoints", "-o", "json", "-q"]
+    out: dict[str, tuple[Any, str]] = {}
+    for j in jobs:
+        p = subprocess.run(
+            [sys.executable, "-c", script, *args, "--jobs", j],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=dict(os.environ, PYTHONPATH=str(root)),
+        )
+        assert p.returncode == 0, p.stderr
+        doc = json.loads(p.stdout)
+        doc["meta"].pop("seconds")
+        out[j] = (doc, p.stderr)
+    return out

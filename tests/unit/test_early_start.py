@@ -5,9 +5,6 @@ the same request, and the report is one process's either way."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -145,26 +142,11 @@ def test_the_console_script_starts_early_and_reports_as_one_process(
 ) -> None:
     """``--jobs 2``: one set of workers, started before the command line was parsed (typer
     not imported yet) and adopted by it; the report equals ``--jobs 1``'s."""
-    from tests.oracle.kptgen import random_kpt_scene
+    from tests.helpers import kpt_script_runs
 
-    gt, dets = random_kpt_scene(4)
-    (tmp_path / "gt.json").write_text(json.dumps(gt))
-    (tmp_path / "p.json").write_text(json.dumps(dets))
-    args = ["p.json", "gt.json", "--iou-type", "keypoints", "-o", "json", "-q"]
-    outs = {}
-    for j in ("1", jobs):
-        p = subprocess.run(
-            [sys.executable, "-c", _SCRIPT, *args, "--jobs", j],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env=dict(os.environ, PYTHONPATH=str(ROOT)),
-        )
-        assert p.returncode == 0, p.stderr
-        doc = json.loads(p.stdout)
-        doc["meta"].pop("seconds")
-        outs[j] = doc
-        line = [x for x in p.stderr.splitlines() if x.startswith("pendings")]
+    runs = kpt_script_runs(tmp_path, _SCRIPT, ("1", jobs), 4)
+    for j, (_, err) in runs.items():
+        line = [x for x in err.splitlines() if x.startswith("pendings")]
         # (the atexit line: the normal exit, since the spy registered a handler)
         assert json.loads(line[0].split(" ", 1)[1]) == ([] if j == "1" else [[2, False]])
-    assert outs["1"] == outs[jobs]
+    assert runs["1"][0] == runs[jobs][0]

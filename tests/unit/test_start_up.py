@@ -180,11 +180,8 @@ def test_console_script_leaves_without_teardown_only_when_nothing_waits(
 def test_console_script_with_workers_leaves_early_with_the_whole_report(tmp_path: Path) -> None:
     """``--jobs 2`` on keypoint results read by a forked worker: the console script still
     leaves early (multiprocessing imported), with the report of one process, status 0."""
-    from tests.oracle.kptgen import random_kpt_scene
+    from tests.helpers import kpt_script_runs
 
-    gt, dets = random_kpt_scene(2)
-    (tmp_path / "gt.json").write_text(json.dumps(gt))
-    (tmp_path / "p.json").write_text(json.dumps(dets))
     script = (
         "import os, sys\n"
         "from iou_cli.loaders import fastcoco\n"
@@ -198,22 +195,10 @@ def test_console_script_with_workers_leaves_early_with_the_whole_report(tmp_path
         "from iou_cli.cli import app\n"
         "app.main()\n"
     )
-    args = ["p.json", "gt.json", "--iou-type", "keypoints", "-o", "json", "-q"]
-    runs = {}
-    for jobs in ("1", "2"):
-        p = subprocess.run(
-            [sys.executable, "-c", script, *args, "--jobs", jobs],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env=dict(os.environ, PYTHONPATH=str(ROOT)),
-        )
-        assert p.returncode == 0, p.stderr
-        assert p.stderr.splitlines()[-1:] == ["left early"]
-        runs[jobs] = json.loads(p.stdout)
-    for doc in runs.values():
-        doc["meta"].pop("seconds")
-    assert runs["1"] == runs["2"]
+    runs = kpt_script_runs(tmp_path, script, ("1", "2"), 2)
+    for _, err in runs.values():
+        assert err.splitlines()[-1:] == ["left early"]
+    assert runs["1"][0] == runs["2"][0]
 
 
 @pytest.mark.parametrize("gate", [None, "AP=0.99"])
