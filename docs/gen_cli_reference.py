@@ -91,6 +91,7 @@ def verbs(main_help: str) -> list[str]:
         import typer
 
         import iou_cli.cli as cli
+        import iou_cli.cli.app  # noqa: F401  (the package does not import it: the early start)
 
         apps = [v for v in vars(cli).values() if isinstance(v, typer.Typer)]
         if not apps and hasattr(cli, "app"):
