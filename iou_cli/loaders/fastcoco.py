@@ -200,7 +200,7 @@ class Pending:
                 parts.append(_slice_columns(buf, data, a, b, field, named=named))
                 if parts[-1] is None:
                     break
-                self.names_files |= isinstance(data, FileSource) and buf.names_files(named)
+                self.names_files |= bool(named and named[0])
         done = [p for p in parts if p is not None]
         if len(done) != len(parts):
             return None
@@ -239,7 +239,7 @@ class Pending:
                     return None
                 if room is not None:
                     room.own_done(part["keypoints"])
-                self.names_files |= buf.names_files(named)
+                self.names_files |= bool(named and named[0])
             del buf
             shares: list[list[Any]] = []
             held: list[Any] = []
@@ -361,7 +361,7 @@ def _decode_share(w: int, send: Any) -> None:
             break  # the file is declined: the rest need not be decoded
         if isinstance(share[-1], tuple):
             raw.append(np.ascontiguousarray(cols["keypoints"]))
-        names_files |= isinstance(data, FileSource) and buf.names_files(named)
+        names_files |= bool(named and named[0])
     del buf
     where = None
     if raw and word >= 0 and held:
@@ -396,8 +396,9 @@ def _slice_columns(
     named: list[bool] | None = None,
 ) -> dict[str, Any] | None:
     """The columns of the slice ``a:b`` of ``data`` (:func:`_columns`), wrapped in ``buf``;
-    keypoints of a file are decoded straight from it, a piece at a time."""
-    if field == "keypoints" and isinstance(data, FileSource):
+    a file's (keypoints: the only field read in parts from the file) are decoded straight
+    from it, a piece at a time."""
+    if isinstance(data, FileSource):
         return kpt_file_columns(data.path, a, b, alloc, named)
     return _columns(buf.wrap(data, a, b), field, alloc, named)
 

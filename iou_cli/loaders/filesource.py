@@ -1,6 +1,7 @@
-"""A results file that forked decoders read a part each of (``--jobs`` on keypoint
-results, :mod:`.fastcoco`): where the parts lie, and a read of a part straight into a
-decoder's buffer. The parent process never holds the workers' parts."""
+"""A keypoint results file that forked decoders read a part each of (``--jobs``,
+:mod:`.fastcoco`; each part is decoded straight from the file a piece at a time,
+:func:`.fastkpt.kpt_file_columns`): where the parts lie. The parent process never holds
+the workers' parts. And the big buffers of the readers, asked for huge pages."""
 
 from __future__ import annotations
 
@@ -19,22 +20,6 @@ class FileSource:
 
     def __len__(self) -> int:
         return self.size
-
-    def read_into(self, out: memoryview, at: int) -> bool:
-        """``len(out)`` bytes of the file from ``at`` into ``out``; False when the file
-        no longer has them (it changed since the parts were planned) or cannot be read."""
-        try:
-            with open(self.path, "rb", buffering=0) as fh:
-                fh.seek(at)
-                done = 0
-                while done < len(out):
-                    got = fh.readinto(out[done:])
-                    if not got:
-                        return False
-                    done += got
-        except OSError:
-            return False
-        return True
 
 
 _HUGE = 1 << 22  # bytes from which a buffer is asked for 2 MiB pages
@@ -72,33 +57,20 @@ class SliceBuffer:
 
     def __init__(self) -> None:
         self.buf: bytearray | mmap.mmap = bytearray()
-        self.n = 0
 
-    def wrap(self, data: bytes | FileSource, a: int, b: int) -> memoryview:
+    def wrap(self, data: bytes, a: int, b: int) -> memoryview:
         n = b - a + 2
         if len(self.buf) < n:
             self.buf = big_buffer(n)
         buf = self.buf
-        self.n = n
         buf[0] = 0x5B  # [
-        if isinstance(data, FileSource):  # read straight into place (no copy)
-            if not data.read_into(memoryview(buf)[1 : n - 1], a):
-                return memoryview(b"")  # the file changed: declined (not valid JSON)
-        else:
-            buf[1 : n - 1] = memoryview(data)[a:b]
+        buf[1 : n - 1] = memoryview(data)[a:b]
         buf[n - 1] = 0x5D  # ]
         return memoryview(buf)[:n]
 
-    def names_files(self, named: list[bool] | None = None) -> bool:
-        """Whether the last slice wrapped has a ``"file_name"`` (Ultralytics' rows): as
-        its decoder saw the rows (``named``: :func:`names_flag`), else searched for in
-        its bytes."""
-        if named is not None:
-            return named[0]
-        return self.buf.find(b'"file_name"', 0, self.n) >= 0
-
 
 def names_flag(field: str) -> list[bool] | None:
-    """Where a slice's decoder says whether a row has a ``file_name`` (keypoints: the
-    decoder sees the key), else None (the slice's bytes are searched for it)."""
+    """Where a keypoint slice's decoder says whether a row has a ``file_name``
+    (Ultralytics' rows: a file read in parts is then read whole for their names); None
+    for other fields (their files are read whole anyway)."""
     return [False] if field == "keypoints" else None
