@@ -112,8 +112,8 @@ class KeypointRoom:
     Virtual room for the bound of each part (a number and its separator take two bytes or
     more): the workers' parts first, then this process's. This process decodes its slices
     at the start of its part while the workers decode theirs; once the workers say how many
-    numbers they have, their parts are read from their pipes to end right where this
-    process's begin. Only the pages written take memory."""
+    numbers they have, their parts are read (from their memory, else their pipes) to end
+    right where this process's begin. Only the pages written take memory."""
 
     def __init__(self, room: np.ndarray, workers_bound: int) -> None:
         self.room = room
@@ -146,31 +146,18 @@ class KeypointRoom:
     def place_workers(self, shares: list[list[Any]]) -> bool:
         """Where the workers' numbers go: ending at this process's first number (False
         when they would not fit)."""
-        count = 0
-        for share in shares:
-            for cols in share:
-                if isinstance(cols, tuple):
-                    count += cols[0] * cols[1] * 3
-                elif isinstance(cols, dict):
-                    count += int(cols["keypoints"].size)
+        count = sum(_numbers(got) or 0 for share in shares for got in share)
         self.start = self.at = self.mid - count
         return self.start >= 0
 
     def worker_places(self, share: list[Any]) -> list[np.ndarray | None]:
         """Where each part of a worker's ``share`` goes, in order (None: a part with no
-        keypoint numbers, or declined): the numbers it holds (``(rows, K)``) or sent
-        pickled (``cols``)."""
+        keypoint numbers, or declined)."""
         out: list[np.ndarray | None] = []
         for got in share:
-            if isinstance(got, tuple):
-                size = got[0] * got[1] * 3
-            elif isinstance(got, dict):
-                size = int(got["keypoints"].size)
-            else:
-                out.append(None)
-                continue
-            out.append(self.room[self.at : self.at + size])
-            self.at += size
+            size = _numbers(got)
+            out.append(None if size is None else self.room[self.at : self.at + size])
+            self.at += size or 0
         return out
 
     @staticmethod
@@ -183,6 +170,16 @@ class KeypointRoom:
     def joined(self) -> np.ndarray | None:
         """Every slice's numbers in order (None when a worker's part is missing)."""
         return self.room[self.start : self.end] if self.at == self.mid else None
+
+
+def _numbers(got: Any) -> int | None:
+    """How many keypoint numbers a worker's part has: the numbers it holds (``(rows, K)``)
+    or sent pickled (``cols``); None for any other part (declined)."""
+    if isinstance(got, tuple):
+        return int(got[0] * got[1] * 3)
+    if isinstance(got, dict):
+        return int(got["keypoints"].size)
+    return None
 
 
 def move_left(col: np.ndarray, src: int, dst: int, n: int) -> None:
