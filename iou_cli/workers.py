@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Iterable
+from functools import cache
 from typing import Any
 
 _OWN_PROCESS: list[bool] = []  # set once by the console script (see claim_process)
@@ -33,22 +34,29 @@ def init_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+@cache
+def libc() -> Any:
+    """The C library (ctypes, errno kept) on Linux, for the calls Python does not wrap
+    (``prctl``, ``process_vm_readv``); None elsewhere or where it cannot be loaded."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
 def die_with_parent(parent: int) -> bool:
     """In a forked worker: be killed (SIGKILL) when the parent process ends
     (``PR_SET_PDEATHSIG``, Linux), so that a worker blocked on its pipe or waiting for the
     parent's word never outlives a parent that was killed; False where that cannot be
     had, or the parent (pid ``parent``) is gone already."""
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return False
-    if prctl(1, int(signal.SIGKILL), 0, 0, 0) != 0:  # (1: PR_SET_PDEATHSIG)
+    prctl = getattr(libc(), "prctl", None)
+    if prctl is None or prctl(1, int(signal.SIGKILL), 0, 0, 0) != 0:  # (1: PR_SET_PDEATHSIG)
         return False
     return os.getppid() == parent  # (the parent may have ended before the call)
 

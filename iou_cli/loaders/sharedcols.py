@@ -249,16 +249,14 @@ def recv_raw(
 
 @cache
 def _libc() -> Any:
-    """libc with ``process_vm_readv`` (Linux), else None."""
+    """libc with ``process_vm_readv`` typed (Linux), else None."""
     import ctypes
-    import sys
 
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        read = libc.process_vm_readv
-    except (OSError, AttributeError):
+    from ..workers import libc
+
+    lib = libc()
+    read = getattr(lib, "process_vm_readv", None)
+    if read is None:
         return None
     read.restype = ctypes.c_ssize_t
     read.argtypes = [
@@ -269,7 +267,7 @@ def _libc() -> Any:
         ctypes.c_ulong,
         ctypes.c_ulong,
     ]
-    return libc
+    return lib
 
 
 def vm_capable() -> bool:
