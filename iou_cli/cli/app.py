@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import errno
-import gc
 import os
 import sys
 from typing import Annotated, Any
@@ -188,18 +187,9 @@ def main(argv: list[str] | None = None) -> None:  # noqa: C901
     from ..loaders.files import reading
 
     if argv is None:  # the console script: one command, then the process ends
-        # NumPy's OpenBLAS starts a thread per core at import (~20 ms of CPU) for matrix
-        # products iou-eval hardly makes (small bootstrap ones; --jobs forks processes);
-        # a value the user set wins. Set before NumPy is imported (no verb imports it yet).
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        from ..workers import claim_process
+        from .early import console_process
 
-        claim_process()
-        # what was imported stays (frozen out of the collector's scans), and a collection
-        # waits for 100k new containers instead of 700 (a results file is tens of thousands
-        # of records: the default spent ~10% of a segm run in the collector)
-        gc.freeze()
-        gc.set_threshold(100_000, 50, 1000)
+        console_process()
     setup_streams()
     raw = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in raw  # every command's --debug: a traceback instead of one line

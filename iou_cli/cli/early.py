@@ -100,23 +100,37 @@ def guess(argv: list[str]) -> tuple[str, str, int] | None:
     return pred, gt, jobs
 
 
+def console_process() -> None:
+    """The console script's process-wide settings (one command, then the process ends),
+    before NumPy is imported; called again once more is imported, it freezes that too.
+
+    NumPy's OpenBLAS starts a thread per core at import (~20 ms of CPU) for matrix products
+    iou-eval hardly makes (small bootstrap ones; --jobs forks processes): one, unless the
+    user set a value. What was imported stays, frozen out of the collector's scans, and a
+    collection waits for 100k new containers instead of 700 (a results file is tens of
+    thousands of records: the default spent ~10% of a segm run in the collector)."""
+    import gc
+
+    from ..workers import claim_process
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    claim_process()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 1000)
+
+
 def start(argv: list[str]) -> None:
     """Start the workers of a :func:`guess` (the console script's process only, set up as
-    its command would set it up: OpenBLAS on one thread, the collector's thresholds)."""
+    its command sets it up: :func:`console_process`)."""
     found = guess(argv)
     if found is None:
         return
     pred, gt, jobs = found
-    import gc
-
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # (before NumPy is imported)
-    gc.freeze()
-    gc.set_threshold(100_000, 50, 1000)
+    console_process()
     from ..loaders.fastcoco import prefetch
     from ..loaders.kptparts import EARLY_LEAD
-    from ..workers import claim_process, cores
+    from ..workers import cores
 
-    claim_process()
     try:  # (this process parses its command line first: its part is smaller)
         prefetch(pred, cores(jobs), "keypoints", os.path.getsize(gt), EARLY_LEAD)
     except OSError:  # (the file went away meanwhile: the command says so)
