@@ -477,10 +477,10 @@ def _segm_columns(recs: list[Any]) -> dict[str, Any] | None:
     }
 
 
-_PREFETCHED: dict[tuple[str, str], tuple[bytes | None, Pending]] = {}
-# what each prefetch was asked for: the same request finds its workers at work (the
-# console script's early start, iou_cli.cli.early), and note the file as read then
-_ASKED: dict[tuple[str, str], tuple[Any, ...]] = {}
+# (path, field) -> (its bytes, or None when read in parts; the workers; what they were
+# asked for, for a keypoint file read in parts: the same request finds them at work, the
+# console script's early start, iou_cli.cli.early)
+_PREFETCHED: dict[tuple[str, str], tuple[bytes | None, Pending, tuple[Any, ...] | None]] = {}
 
 
 def _request(path: str, jobs: int, gt_bytes: int) -> tuple[Any, ...]:
@@ -503,13 +503,12 @@ def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0, lead: int = 0)
     key = (path, field)
     if key in _PREFETCHED:
         try:
-            same = _ASKED.get(key) == _request(path, jobs, gt_bytes)
+            same = _PREFETCHED[key][2] == _request(path, jobs, gt_bytes)
         except OSError:
             same = False
         if same:
             note_read(path)
             return
-        _ASKED.pop(key, None)
         _PREFETCHED.pop(key)[1].cancel()
     if jobs < 2 or field not in ("bbox", "obb", "keypoints") or not os.path.isfile(path):
         return
@@ -521,15 +520,14 @@ def prefetch(path: str, jobs: int, field: str, gt_bytes: int = 0, lead: int = 0)
         if source is not None:
             warm()
             asked = _request(path, jobs, gt_bytes)
-            _PREFETCHED[key] = (None, Pending(source, jobs, field))
-            _ASKED[key] = asked
+            _PREFETCHED[key] = (None, Pending(source, jobs, field), asked)
             return
     try:
         raw = read_bytes(path)
     except InputError:
         return
     if raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
-        _PREFETCHED[(path, field)] = (raw, Pending(raw, jobs, field, gt_bytes))
+        _PREFETCHED[key] = (raw, Pending(raw, jobs, field, gt_bytes), None)
 
 
 def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] | None]:
@@ -537,9 +535,8 @@ def read_path(path: str, jobs: int, field: str) -> tuple[bytes, dict[str, Any] |
     from .jsonio import read_bytes
 
     got = _PREFETCHED.pop((path, field), None)
-    _ASKED.pop((path, field), None)
     if got is not None:
-        raw, pending = got
+        raw, pending, _ = got
         cols = pending.get()
         if raw is None:  # read in parts: the whole file only where it is still needed
             raw = read_bytes(path) if cols is None or pending.names_files else b""
@@ -581,7 +578,6 @@ def _read_keypoint_file(path: str) -> tuple[bytes, dict[str, Any] | None] | None
 def cancel_prefetch() -> None:
     """End the workers of a prefetch nobody collected (another format was detected, or
     the ground truth failed)."""
-    _ASKED.clear()
     while _PREFETCHED:
-        _, (_, pending) = _PREFETCHED.popitem()
+        _, (_, pending, _) = _PREFETCHED.popitem()
         pending.cancel()
